@@ -1,0 +1,21 @@
+from django.shortcuts import get_object_or_404
+
+from events.models import Event
+from guests.selectors import event_headline_numbers_by_event
+
+
+def event_get(*, tenant, event_id) -> Event:
+    """The tenant's event or 404: another tenant's event does not exist for you."""
+    return get_object_or_404(Event.objects.for_tenant(tenant), pk=event_id)
+
+
+def event_list(*, tenant, include_archived: bool = False) -> list[Event]:
+    """The organizer's events, each with `.numbers` (headline counts), in two queries."""
+    events = Event.objects.for_tenant(tenant)
+    if not include_archived:
+        events = events.active()
+    events = list(events.order_by("-starts_at"))
+    numbers = event_headline_numbers_by_event(tenant=tenant, event_ids=[e.pk for e in events])
+    for event in events:
+        event.numbers = numbers.get(event.pk, {"invited": 0, "coming": 0, "declined": 0, "pending": 0, "head_count": 0})
+    return events

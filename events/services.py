@@ -1,0 +1,107 @@
+"""Write operations on events."""
+
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+from django.utils.text import slugify
+from django.utils.translation import gettext as _
+
+from events.models import Event
+from tenants.services import audit_log_record
+
+EDITABLE_FIELDS = (
+    "name",
+    "slug",
+    "description",
+    "status",
+    "starts_at",
+    "ends_at",
+    "timezone",
+    "location",
+    "dress_code",
+    "rsvp_deadline",
+    "language",
+    "contact_email",
+    "questions",
+)
+
+
+def questions_from_text(text: str) -> list[dict]:
+    """Parse the organizer's question list: one per line, `Question? choice | choice` optional.
+
+    Keys are derived from the labels and kept stable so stored answers stay attached.
+    """
+    questions, seen = [], set()
+    for line in (text or "").splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        label, _sep, raw_choices = line.partition("::")
+        choices = [c.strip() for c in raw_choices.split("|") if c.strip()]
+        key = slugify(label)[:40] or f"q{len(questions) + 1}"
+        if key in seen:
+            raise ValidationError(_("Two questions have the same text: %(label)s") % {"label": label.strip()})
+        seen.add(key)
+        questions.append({"key": key, "label": label.strip(), "choices": choices})
+    return questions
+
+
+def questions_to_text(questions: list[dict]) -> str:
+    lines = []
+    for q in questions or []:
+        line = q["label"]
+        if q.get("choices"):
+            line += " :: " + " | ".join(q["choices"])
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _unique_slug(tenant, name: str, exclude_pk=None) -> str:
+    base = slugify(name)[:70] or "event"
+    slug, n = base, 1
+    existing = Event.objects.for_tenant(tenant)
+    if exclude_pk:
+        existing = existing.exclude(pk=exclude_pk)
+    while existing.filter(slug=slug).exists():
+        n += 1
+        slug = f"{base}-{n}"
+    return slug
+
+
+def event_create(*, tenant, acting_user, **fields) -> Event:
+    event = Event(tenant=tenant, **{k: v for k, v in fields.items() if k in EDITABLE_FIELDS})
+    if not event.slug:
+        event.slug = _unique_slug(tenant, event.name)
+    if not event.contact_email and acting_user is not None:
+        event.contact_email = acting_user.email
+    event.full_clean()
+    event.save()
+    audit_log_record(
+        action="event.created", tenant=tenant, event_id=event.pk, actor_user=acting_user, object_id=event.pk
+    )
+    return event
+
+
+def event_update(*, event: Event, acting_user, **fields) -> Event:
+    changed = [k for k in EDITABLE_FIELDS if k in fields and getattr(event, k) != fields[k]]
+    for name in changed:
+        setattr(event, name, fields[name])
+    if changed:
+        event.updated_at = timezone.now()
+        event.full_clean()
+        event.save(update_fields=[*changed, "updated_at"])
+        audit_log_record(
+            action="event.updated",
+            tenant=event.tenant,
+            event_id=event.pk,
+            actor_user=acting_user,
+            object_id=event.pk,
+            data={"fields": changed},
+        )
+    return event
+
+
+def event_archive(*, event: Event, acting_user) -> Event:
+    """Archive: guests can no longer answer; the organizer keeps every record."""
+    if event.is_archived:
+        return event
+    return event_update(event=event, acting_user=acting_user, status=Event.Status.ARCHIVED)

@@ -1,0 +1,23 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from tenants.forms import EmailAuthenticationForm
+from tenants.views import landing, signup
+
+urlpatterns = [
+    path("", landing, name="landing"),
+    path("signup/", signup, name="signup"),
+    path("login/", auth_views.LoginView.as_view(authentication_form=EmailAuthenticationForm), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("password-reset/", auth_views.PasswordResetView.as_view(), name="password_reset"),
+    path("password-reset/sent/", auth_views.PasswordResetDoneView.as_view(), name="password_reset_done"),
+    path("reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(), name="password_reset_confirm"),
+    path("reset/done/", auth_views.PasswordResetCompleteView.as_view(), name="password_reset_complete"),
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("admin/", admin.site.urls),
+    path("", include("tenants.urls")),
+    path("", include("events.urls")),
+    path("", include("guests.urls")),
+    path("", include("rsvp.urls")),
+]

@@ -1,0 +1,26 @@
+from django.contrib import admin
+
+from guests.models import Guest
+
+
+@admin.register(Guest)
+class GuestAdmin(admin.ModelAdmin):
+    list_display = [
+        "last_name",
+        "first_name",
+        "event",
+        "tenant",
+        "status",
+        "num_guests",
+        "expected_guests",
+        "code",
+        "last_login_at",
+        "rsvp_at",
+    ]
+    list_filter = ["status", "event", "tenant"]
+    search_fields = ["first_name", "last_name", "email", "code"]
+    list_select_related = ["event", "tenant"]
+    autocomplete_fields = ["event", "tenant"]
+    readonly_fields = ["code", "rsvp_at", "last_login_at", "last_access_at", "invited_at", "created_at"]
+    list_per_page = 100
+    show_full_result_count = False  # COUNT(*) over 100,000 guests on every page is wasted work

@@ -1,0 +1,53 @@
+import uuid
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from guests.models import Guest
+from guests.selectors import GuestFilters
+
+
+class GuestForm(forms.ModelForm):
+    class Meta:
+        model = Guest
+        fields = ["first_name", "last_name", "email", "phone", "expected_guests", "dietary"]
+        widgets = {"dietary": forms.Textarea(attrs={"rows": 2})}
+
+    def _post_clean(self):
+        # Model validation runs in the service.
+        pass
+
+
+class GuestFilterForm(forms.Form):
+    status = forms.ChoiceField(label=_("Status"), required=False, choices=[("", _("All"))] + list(Guest.Status.choices))
+    never_logged_in = forms.BooleanField(label=_("Never logged in"), required=False)
+    q = forms.CharField(label=_("Search names"), required=False, max_length=100)
+
+    def filters(self) -> GuestFilters:
+        if not self.is_valid():
+            return GuestFilters()
+        return GuestFilters(
+            status=self.cleaned_data["status"],
+            never_logged_in=self.cleaned_data["never_logged_in"],
+            search=self.cleaned_data["q"],
+        )
+
+
+class GroupConnectForm(forms.Form):
+    guests = forms.TypedMultipleChoiceField(label=_("Guests"), choices=(), coerce=str)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Choices are validated by the service against the event; accept any submitted id here.
+        self.fields["guests"].choices = [(v, v) for v in (self.data.getlist("guests") if self.data else [])]
+
+    def clean_guests(self):
+        ids = []
+        for raw in self.cleaned_data["guests"]:
+            try:
+                ids.append(uuid.UUID(raw))
+            except ValueError:
+                raise forms.ValidationError(_("Choose guests from the list.")) from None
+        if len(set(ids)) < 2:
+            raise forms.ValidationError(_("Select at least two guests to put in one group."))
+        return ids

@@ -1,0 +1,89 @@
+import uuid
+
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from events.models import Event
+from guests.codes import generate_code
+from tenants.models import Tenant, TenantScopedQuerySet
+
+
+class GuestQuerySet(TenantScopedQuerySet):
+    def for_event(self, event):
+        # tenant_id is repeated on purpose: every guest query is scoped by both keys.
+        return self.filter(tenant_id=event.tenant_id, event_id=event.pk)
+
+    def in_group(self, guest):
+        """The guest's household: the guest plus everyone sharing its group id."""
+        if guest.group_id is None:
+            return self.filter(pk=guest.pk)
+        return self.filter(tenant_id=guest.tenant_id, event_id=guest.event_id, group_id=guest.group_id)
+
+
+class Guest(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Pending")
+        COMING = "coming", _("Coming")
+        DECLINED = "declined", _("Declined")
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="guests")
+    first_name = models.CharField(_("first name"), max_length=100)
+    last_name = models.CharField(_("last name"), max_length=100)
+    email = models.EmailField(_("email"), blank=True)
+    phone = models.CharField(_("phone"), max_length=40, blank=True)
+    code = models.CharField(_("personal code"), max_length=16, unique=True, editable=False, default=generate_code)
+    group_id = models.UUIDField(_("group"), null=True, blank=True)
+    expected_guests = models.PositiveSmallIntegerField(
+        _("expected guests"),
+        default=1,
+        validators=[MinValueValidator(1)],
+        help_text=_("This guest plus the people without their own code (small children)."),
+    )
+    status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.PENDING)
+    num_guests = models.PositiveSmallIntegerField(_("answered for"), default=0)
+    dietary = models.TextField(_("dietary needs"), blank=True)
+    answers = models.JSONField(_("answers"), default=dict, blank=True)
+    rsvp_at = models.DateTimeField(_("answered at"), null=True, blank=True)
+    last_login_at = models.DateTimeField(_("last login"), null=True, blank=True)
+    last_access_at = models.DateTimeField(_("last access"), null=True, blank=True)
+    invited_at = models.DateTimeField(_("invited at"), null=True, blank=True)
+    created_at = models.DateTimeField(_("created at"), default=timezone.now, editable=False)
+
+    objects = GuestQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("guest")
+        verbose_name_plural = _("guests")
+        ordering = ["last_name", "first_name"]
+        constraints = [
+            models.CheckConstraint(condition=Q(expected_guests__gte=1), name="guest_expected_guests_at_least_one"),
+        ]
+        # Each index serves one real query; code lookups use the unique index on code.
+        indexes = [
+            # the household of a guest (RSVP page, group management)
+            models.Index(
+                fields=["tenant", "event", "group_id"], name="guest_event_group", condition=Q(group_id__isnull=False)
+            ),
+            # guest list filtered by status, ordered by name
+            models.Index(fields=["tenant", "event", "status", "last_name"], name="guest_event_status"),
+            # dietary report: coming guests with dietary needs
+            models.Index(fields=["tenant", "event", "status", "dietary"], name="guest_event_status_dietary"),
+            # activity page and "never logged in" filter
+            models.Index(fields=["tenant", "event", "last_login_at"], name="guest_event_last_login"),
+        ]
+
+    def __str__(self):
+        return self.full_name
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.first_name} {self.last_name}".strip()
+
+    @property
+    def has_answered(self) -> bool:
+        return self.status != self.Status.PENDING

@@ -1,0 +1,19 @@
+from django.urls import path
+
+from guests import views
+
+app_name = "guests"
+
+prefix = "o/<slug:tenant_slug>/events/<uuid:event_id>/"
+
+urlpatterns = [
+    path(prefix + "guests/", views.guest_list, name="list"),
+    path(prefix + "guests/new/", views.guest_create, name="create"),
+    path(prefix + "guests/group/", views.guest_group_connect, name="group_connect"),
+    path(prefix + "guests/<uuid:guest_id>/", views.guest_detail, name="detail"),
+    path(prefix + "guests/<uuid:guest_id>/delete/", views.guest_delete, name="delete"),
+    path(prefix + "guests/<uuid:guest_id>/regenerate-code/", views.guest_code_regenerate, name="regenerate_code"),
+    path(prefix + "guests/<uuid:guest_id>/leave-group/", views.guest_group_leave, name="leave_group"),
+    path(prefix + "dietary/", views.dietary_report, name="dietary"),
+    path(prefix + "activity/", views.activity, name="activity"),
+]

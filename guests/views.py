@@ -1,0 +1,156 @@
+import uuid
+
+from django.conf import settings
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_POST
+
+from events.selectors import event_get
+from guests import selectors, services
+from guests.forms import GroupConnectForm, GuestFilterForm, GuestForm
+
+
+def _back_to_list(request, event):
+    return redirect("guests:list", tenant_slug=request.tenant.slug, event_id=event.pk)
+
+
+def guest_list(request, event_id):
+    event = event_get(tenant=request.tenant, event_id=event_id)
+    filter_form = GuestFilterForm(request.GET or None)
+    guests = selectors.guest_list(event=event, filters=filter_form.filters())
+    page = Paginator(guests, settings.GUEST_LIST_PAGE_SIZE).get_page(request.GET.get("page"))
+    groups = selectors.groups_of(event=event, group_ids=[g.group_id for g in page if g.group_id])
+    for guest in page:
+        guest.other_members = [m for m in groups.get(guest.group_id, []) if m.pk != guest.pk]
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {"event": event, "page": page, "filter_form": filter_form, "query": query.urlencode()}
+    return render(request, "guests/guest_list.html", context)
+
+
+def _apply(form, call):
+    try:
+        return call()
+    except ValidationError as error:
+        for field, errors in getattr(error, "error_dict", {None: error.error_list}).items():
+            form.add_error(field if field in form.fields else None, errors)
+    return None
+
+
+@require_http_methods(["GET", "POST"])
+def guest_create(request, event_id):
+    event = event_get(tenant=request.tenant, event_id=event_id)
+    form = GuestForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        guest = _apply(form, lambda: services.guest_create(event=event, acting_user=request.user, **form.cleaned_data))
+        if guest is not None:
+            messages.success(
+                request, _("%(name)s added with code %(code)s.") % {"name": guest.full_name, "code": guest.code}
+            )
+            if "add_another" in request.POST:
+                return redirect("guests:create", tenant_slug=request.tenant.slug, event_id=event.pk)
+            return _back_to_list(request, event)
+    return render(request, "guests/guest_form.html", {"event": event, "form": form}, status=400 if form.errors else 200)
+
+
+@require_http_methods(["GET", "POST"])
+def guest_detail(request, event_id, guest_id):
+    event = event_get(tenant=request.tenant, event_id=event_id)
+    guest = selectors.guest_get(event=event, guest_id=guest_id)
+    form = GuestForm(request.POST or None, instance=guest)
+    if request.method == "POST" and form.is_valid():
+        saved = _apply(form, lambda: services.guest_update(guest=guest, acting_user=request.user, **form.cleaned_data))
+        if saved is not None:
+            messages.success(request, _("Guest saved."))
+            return redirect("guests:detail", tenant_slug=request.tenant.slug, event_id=event.pk, guest_id=guest.pk)
+    context = {
+        "event": event,
+        "guest": guest,
+        "form": form,
+        "members": selectors.group_members(guest=guest),
+        "rsvp_link": request.build_absolute_uri(f"/rsvp/?code={guest.code}"),
+    }
+    return render(request, "guests/guest_detail.html", context, status=400 if form.errors else 200)
+
+
+@require_http_methods(["GET", "POST"])
+def guest_delete(request, event_id, guest_id):
+    event = event_get(tenant=request.tenant, event_id=event_id)
+    guest = selectors.guest_get(event=event, guest_id=guest_id)
+    if request.method == "POST":
+        services.guest_delete(guest=guest, acting_user=request.user)
+        messages.success(request, _("%(name)s was removed from the guest list.") % {"name": guest.full_name})
+        return _back_to_list(request, event)
+    return render(request, "guests/guest_confirm_delete.html", {"event": event, "guest": guest})
+
+
+@require_POST
+def guest_code_regenerate(request, event_id, guest_id):
+    event = event_get(tenant=request.tenant, event_id=event_id)
+    guest = selectors.guest_get(event=event, guest_id=guest_id)
+    services.guest_code_regenerate(guest=guest, acting_user=request.user)
+    messages.success(
+        request,
+        _("New code for %(name)s: %(code)s. The old code no longer works.")
+        % {"name": guest.full_name, "code": guest.code},
+    )
+    return redirect("guests:detail", tenant_slug=request.tenant.slug, event_id=event.pk, guest_id=guest.pk)
+
+
+@require_POST
+def guest_group_connect(request, event_id):
+    event = event_get(tenant=request.tenant, event_id=event_id)
+    form = GroupConnectForm(request.POST)
+    if form.is_valid():
+        try:
+            services.guest_group_connect(event=event, guest_ids=form.cleaned_data["guests"], acting_user=request.user)
+        except ValueError:
+            messages.error(request, _("Choose at least two guests of this event."))
+        else:
+            messages.success(
+                request, _("%(count)s guests are now one group.") % {"count": len(form.cleaned_data["guests"])}
+            )
+    else:
+        messages.error(request, " ".join(form.errors.get("guests", [_("Choose at least two guests.")])))
+    return _back_to_list(request, event)
+
+
+@require_POST
+def guest_group_leave(request, event_id, guest_id):
+    event = event_get(tenant=request.tenant, event_id=event_id)
+    guest = selectors.guest_get(event=event, guest_id=guest_id)
+    services.guest_group_leave(guest=guest, acting_user=request.user)
+    messages.success(request, _("%(name)s is no longer in a group.") % {"name": guest.full_name})
+    # Removing a member from another guest's page returns there (an id, never a URL: no open redirect).
+    return_to = request.POST.get("return_to", "")
+    back_to = return_to if _is_uuid(return_to) else guest.pk
+    return redirect("guests:detail", tenant_slug=request.tenant.slug, event_id=event.pk, guest_id=back_to)
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
+def dietary_report(request, event_id):
+    event = event_get(tenant=request.tenant, event_id=event_id)
+    return render(
+        request, "guests/dietary_report.html", {"event": event, "report": selectors.dietary_report(event=event)}
+    )
+
+
+def activity(request, event_id):
+    event = event_get(tenant=request.tenant, event_id=event_id)
+    sort = request.GET.get("sort", "last_access")
+    never = request.GET.get("never") == "1"
+    page = Paginator(selectors.guest_activity(event=event, sort=sort, never_opened_only=never), 100).get_page(
+        request.GET.get("page")
+    )
+    context = {"event": event, "page": page, "sort": sort, "never": never, "sorts": selectors.ACTIVITY_SORTS}
+    return render(request, "guests/activity.html", context)

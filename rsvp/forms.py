@@ -1,0 +1,65 @@
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from guests.codes import CODE_LENGTH
+
+
+class GuestLoginForm(forms.Form):
+    code = forms.CharField(
+        label=_("Personal code"),
+        max_length=32,
+        widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "characters", "spellcheck": "false"}),
+        help_text=_("%(length)s letters and digits, printed on your invitation.") % {"length": CODE_LENGTH},
+    )
+    last_name = forms.CharField(
+        label=_("Last name"), max_length=100, widget=forms.TextInput(attrs={"autocomplete": "family-name"})
+    )
+
+
+ATTENDING_CHOICES = [("yes", _("Yes, we are coming")), ("no", _("Sorry, I can't come"))]
+
+
+class RsvpForm(forms.Form):
+    attending = forms.ChoiceField(label=_("Are you coming?"), choices=ATTENDING_CHOICES, widget=forms.RadioSelect)
+    num_guests = forms.IntegerField(
+        label=_("How many people are coming, you included?"), min_value=0, max_value=50, required=False
+    )
+    dietary = forms.CharField(
+        label=_("Dietary needs or allergies"),
+        required=False,
+        max_length=1000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
+    absent = forms.MultipleChoiceField(
+        label=_("Who is not coming?"), required=False, widget=forms.CheckboxSelectMultiple
+    )
+    confirmed = forms.BooleanField(required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args, members=(), questions=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["absent"].choices = [(str(m.pk), m.full_name) for m in members]
+        self.question_keys = []
+        for question in questions:
+            name = f"q_{question['key']}"
+            self.question_keys.append((name, question["key"]))
+            if question.get("choices"):
+                self.fields[name] = forms.ChoiceField(
+                    label=question["label"],
+                    required=False,
+                    choices=[("", "—")] + [(c, c) for c in question["choices"]],
+                )
+            else:
+                self.fields[name] = forms.CharField(label=question["label"], required=False, max_length=500)
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("attending") == "yes" and not cleaned.get("num_guests"):
+            self.add_error("num_guests", _("Tell us how many of you are coming (at least 1)."))
+        return cleaned
+
+    @property
+    def question_fields(self):
+        return [self[name] for name, _key in self.question_keys]
+
+    def answers(self) -> dict:
+        return {key: self.cleaned_data.get(name, "") for name, key in self.question_keys if self.cleaned_data.get(name)}

@@ -1,0 +1,11 @@
+from django.urls import path
+
+from rsvp import views
+
+app_name = "rsvp"
+
+urlpatterns = [
+    path("rsvp/", views.login, name="login"),
+    path("rsvp/answer/", views.answer, name="answer"),
+    path("rsvp/logout/", views.logout, name="logout"),
+]

@@ -1,0 +1,173 @@
+"""The guest's pages: code + last name login and the household RSVP."""
+
+import functools
+import uuid
+
+from django.conf import settings
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.shortcuts import redirect, render
+from django.utils import translation
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_POST
+from django_ratelimit.core import is_ratelimited
+
+from guests.codes import normalize_code
+from guests.models import Guest
+from guests.services import guest_record_access
+from rsvp import services
+from rsvp.forms import GuestLoginForm, RsvpForm
+
+SESSION_GUEST = "rsvp_guest_id"
+SESSION_CODE = "rsvp_guest_code"
+
+
+def _code_key(group, request):
+    return normalize_code(request.POST.get("code", "")) or "-"
+
+
+def _login_is_throttled(request) -> bool:
+    """Count this attempt against the client and against the code; refuse when either is over."""
+    by_client = is_ratelimited(
+        request, group="rsvp-login-client", key="ip", rate=settings.GUEST_LOGIN_RATE_PER_CLIENT, increment=True
+    )
+    by_code = is_ratelimited(
+        request, group="rsvp-login-code", key=_code_key, rate=settings.GUEST_LOGIN_RATE_PER_CODE, increment=True
+    )
+    return by_client or by_code
+
+
+def _guest_language(request, event) -> str:
+    """An explicit choice (the language switcher's cookie) wins over the event's language."""
+    chosen = request.COOKIES.get(settings.LANGUAGE_COOKIE_NAME)
+    if chosen in dict(settings.LANGUAGES):
+        return chosen
+    return event.language
+
+
+def current_guest(request) -> Guest | None:
+    """The logged-in guest; a regenerated code ends the session at once."""
+    guest_id, code = request.session.get(SESSION_GUEST), request.session.get(SESSION_CODE)
+    if not guest_id or not code:
+        return None
+    try:
+        return Guest.objects.select_related("event", "tenant").filter(pk=uuid.UUID(guest_id), code=code).first()
+    except ValueError:
+        return None
+
+
+def guest_required(view):
+    @functools.wraps(view)
+    def wrapper(request, *args, **kwargs):
+        guest = current_guest(request)
+        if guest is None or guest.event.is_archived:
+            return redirect("rsvp:login")
+        guest_record_access(guest=guest)
+        with translation.override(_guest_language(request, guest.event)):
+            # Pages are rendered inside the override, so the guest sees the event's language.
+            return view(request, guest, *args, **kwargs)
+
+    return wrapper
+
+
+@require_http_methods(["GET", "POST"])
+def login(request):
+    if request.method == "GET" and current_guest(request) is not None and "code" not in request.GET:
+        return redirect("rsvp:answer")
+    form = GuestLoginForm(request.POST or None, initial={"code": request.GET.get("code", "")})
+    status = 200
+    if request.method == "POST":
+        if _login_is_throttled(request):
+            form.is_valid()
+            form.add_error(None, _("Too many attempts. Please wait a few minutes and try again."))
+            status = 429
+        elif form.is_valid():
+            guest = services.guest_authenticate(**form.cleaned_data)
+            if guest is not None:
+                request.session.cycle_key()
+                request.session[SESSION_GUEST] = str(guest.pk)
+                request.session[SESSION_CODE] = guest.code
+                return redirect("rsvp:answer")
+            form.add_error(
+                None, _("We could not find an invitation with this code and last name. Check both and try again.")
+            )
+            status = 400
+        else:
+            status = 400
+    response = render(request, "rsvp/login.html", {"form": form}, status=status)
+    if status == 429:
+        response["Retry-After"] = "60"
+    return response
+
+
+@require_POST
+def logout(request):
+    request.session.pop(SESSION_GUEST, None)
+    request.session.pop(SESSION_CODE, None)
+    return redirect("rsvp:login")
+
+
+def _initial_answer(guest, household) -> dict:
+    initial = {
+        "attending": {Guest.Status.COMING: "yes", Guest.Status.DECLINED: "no"}.get(guest.status),
+        "num_guests": guest.num_guests
+        if guest.status == Guest.Status.COMING and guest.num_guests
+        else household.expected_total,
+        "dietary": guest.dietary,
+    }
+    for key, value in (guest.answers or {}).items():
+        initial[f"q_{key}"] = value
+    return initial
+
+
+@guest_required
+@require_http_methods(["GET", "POST"])
+def answer(request, guest):
+    event = guest.event
+    household = services.household_for(guest=guest)
+    is_open = event.is_rsvp_open()
+    form = RsvpForm(
+        request.POST if request.method == "POST" and is_open else None,
+        initial=_initial_answer(guest, household),
+        members=household.members,
+        questions=event.questions,
+    )
+    confirmation = None
+    status = 200
+    if request.method == "POST" and not is_open:
+        status = 403
+    elif request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            services.rsvp_submit(
+                guest=guest,
+                attending=data["attending"] == "yes",
+                num_guests=data["num_guests"] or 0,
+                absent_member_ids=[uuid.UUID(pk) for pk in data["absent"]],
+                confirmed=data["confirmed"],
+                dietary=data["dietary"],
+                answers=form.answers(),
+            )
+        except services.RsvpNeedsConfirmation as needed:
+            confirmation = needed
+            status = 409
+        except services.RsvpClosed:
+            is_open, status = False, 403
+        except ValidationError as error:
+            for field, errors in error.message_dict.items():
+                form.add_error(field if field in form.fields else None, errors)
+            status = 400
+        else:
+            messages.success(request, _("Thank you! Your answer is saved. You can change it until the deadline."))
+            return redirect("rsvp:answer")
+    elif request.method == "POST":
+        status = 400
+    context = {
+        "guest": guest,
+        "event": event,
+        "household": household,
+        "form": form,
+        "is_open": is_open,
+        "confirmation": confirmation,
+    }
+    return render(request, "rsvp/answer.html", context, status=status)

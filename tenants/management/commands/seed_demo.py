@@ -1,0 +1,195 @@
+"""Create (idempotently) the demo organization, organizer, event and ~50 guests in households."""
+
+import json
+import os
+import random
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import transaction
+from django.utils import timezone
+
+from events.models import Event
+from events.services import event_create
+from guests.models import Guest
+from guests.services import guest_create, guest_group_connect
+from tenants.models import Membership, Role, Tenant
+from tenants.services import tenant_create
+
+User = get_user_model()
+
+ORGANIZER_EMAIL = "organizer@demo.eventsaas.test"
+ORGANIZER_PASSWORD = "demo-organizer-pass"
+STAFF_EMAIL = "staff@demo.eventsaas.test"
+STAFF_PASSWORD = "demo-staff-pass"
+TENANT_SLUG = "demo"
+EVENT_SLUG = "summer-party"
+
+FIRST_NAMES = [
+    "Ana",
+    "Lisa",
+    "Marco",
+    "Sofía",
+    "Jonas",
+    "Emma",
+    "Lucas",
+    "Mía",
+    "Noah",
+    "Olivia",
+    "Mateo",
+    "Zoe",
+    "Hugo",
+    "Lena",
+    "Pablo",
+    "Nora",
+    "Elias",
+    "Clara",
+    "Iván",
+    "Maya",
+    "Tomás",
+    "Ida",
+    "Leo",
+    "Alba",
+]
+LAST_NAMES = [
+    "García",
+    "Müller",
+    "Smith",
+    "Rossi",
+    "Dubois",
+    "Novak",
+    "Jensen",
+    "López",
+    "Ibáñez",
+    "Kowalski",
+    "Brown",
+    "Fernández",
+    "Schmidt",
+    "Moreau",
+    "Silva",
+    "Nakamura",
+    "O'Brien",
+    "Andersen",
+    "Costa",
+    "Weber",
+]
+
+
+class Command(BaseCommand):
+    help = "Create the demo organization, organizer, event and guests (safe to run again)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--json", action="store_true", help="Print the logins as JSON for scripts and tests.")
+
+    def handle(self, *args, **options):
+        with transaction.atomic():
+            organizer = self._user(ORGANIZER_EMAIL, ORGANIZER_PASSWORD, first_name="Dana", last_name="Demo")
+            self._user(STAFF_EMAIL, STAFF_PASSWORD, is_staff=True, is_superuser=True, first_name="Sam")
+            tenant = Tenant.objects.filter(slug=TENANT_SLUG).first()
+            if tenant is None:
+                tenant = tenant_create(name="Demo Events", owner=organizer)
+                Tenant.objects.filter(pk=tenant.pk).update(slug=TENANT_SLUG)
+                tenant.refresh_from_db()
+            Membership.objects.get_or_create(tenant=tenant, user=organizer, defaults={"role": Role.OWNER})
+            event = Event.objects.for_tenant(tenant).filter(slug=EVENT_SLUG).first() or self._event(tenant, organizer)
+            if not Guest.objects.for_event(event).exists():
+                self._guests(event, organizer)
+
+        guests = list(Guest.objects.for_event(event).order_by("last_name", "first_name"))
+        logins = self._featured_logins(guests)
+        data = {
+            "url": f"http://127.0.0.1:{os.environ.get('PORT', '8000')}",
+            "organizer": {"email": ORGANIZER_EMAIL, "password": ORGANIZER_PASSWORD, "organization": tenant.slug},
+            "staff": {"email": STAFF_EMAIL, "password": STAFF_PASSWORD},
+            "event": {"id": str(event.pk), "name": event.name, "slug": event.slug},
+            "featured_guests": logins,
+            "guests": [
+                {
+                    "code": g.code,
+                    "first_name": g.first_name,
+                    "last_name": g.last_name,
+                    "group_id": str(g.group_id) if g.group_id else None,
+                    "expected_guests": g.expected_guests,
+                }
+                for g in guests
+            ],
+        }
+        if options["json"]:
+            self.stdout.write(json.dumps(data, ensure_ascii=False, indent=2))
+            return
+        self.stdout.write(self.style.SUCCESS(f"Demo data ready: {len(guests)} guests for “{event.name}”."))
+        self.stdout.write(f"  Organizer login: {ORGANIZER_EMAIL} / {ORGANIZER_PASSWORD}")
+        self.stdout.write(f"  Staff (Django admin at /admin/): {STAFF_EMAIL} / {STAFF_PASSWORD}")
+        for login in logins:
+            self.stdout.write(
+                f"  Guest login at /rsvp/: code {login['code']} + last name {login['last_name']} ({login['note']})"
+            )
+
+    def _user(self, email, password, **extra):
+        user = User.objects.filter(email=email).first()
+        if user is None:
+            user = User.objects.create_user(email=email, password=password, **extra)
+        return user
+
+    def _event(self, tenant, organizer):
+        now = timezone.now().replace(minute=0, second=0, microsecond=0)
+        return event_create(
+            tenant=tenant,
+            acting_user=organizer,
+            name="Summer Garden Party",
+            slug=EVENT_SLUG,
+            description="Food, music and friends in the garden. Children welcome.",
+            status=Event.Status.PUBLISHED,
+            starts_at=now + timedelta(days=30),
+            ends_at=now + timedelta(days=30, hours=6),
+            timezone="Europe/Madrid",
+            location="Jardín Botánico, Madrid",
+            dress_code="Garden casual",
+            rsvp_deadline=now + timedelta(days=20),
+            language="en",
+            questions=[
+                {"key": "song", "label": "Which song gets you dancing?", "choices": []},
+                {"key": "meal", "label": "Main course", "choices": ["Fish", "Meat", "Vegetarian"]},
+            ],
+        )
+
+    def _guests(self, event, organizer):
+        rng = random.Random(2026)
+        # Households of 1-4 logins; some guests bring small children without a login.
+        sizes = [2, 1, 3, 2, 1, 2, 4, 1, 2, 2, 3, 1, 2, 1, 2, 3, 2, 1, 2, 2, 1, 2, 3, 2, 2, 1]
+        for household_index, size in enumerate(sizes):
+            last_name = LAST_NAMES[household_index % len(LAST_NAMES)]
+            members = []
+            for _ in range(size):
+                members.append(
+                    guest_create(
+                        event=event,
+                        acting_user=organizer,
+                        first_name=rng.choice(FIRST_NAMES),
+                        last_name=last_name,
+                        email="",
+                        expected_guests=2 if rng.random() < 0.15 else 1,
+                    )
+                )
+            if len(members) > 1:
+                guest_group_connect(event=event, guest_ids=[m.pk for m in members], acting_user=organizer)
+        # The first household of two is kept with expected_guests=1 each so the demo logins are predictable.
+        Guest.objects.for_event(event).filter(last_name=LAST_NAMES[0]).update(expected_guests=1)
+
+    @staticmethod
+    def _featured_logins(guests):
+        by_group = {}
+        for guest in guests:
+            if guest.group_id:
+                by_group.setdefault(guest.group_id, []).append(guest)
+        couple = next((m for m in by_group.values() if len(m) == 2 and all(g.expected_guests == 1 for g in m)), [None])[
+            0
+        ]
+        single = next((g for g in guests if g.group_id is None), None)
+        logins = []
+        if couple:
+            logins.append({"code": couple.code, "last_name": couple.last_name, "note": "household of 2"})
+        if single:
+            logins.append({"code": single.code, "last_name": single.last_name, "note": "invited alone"})
+        return logins

@@ -1,0 +1,39 @@
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.utils.translation import gettext as _
+
+from tenants.selectors import membership_for
+
+SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+
+
+class TenantMiddleware:
+    """The tenancy gate for organizer pages.
+
+    Any URL carrying `tenant_slug` is resolved here, once: anonymous users go to
+    the login page, non-members get a 404, and viewers cannot send unsafe
+    requests. Views below read `request.tenant` and `request.membership`.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        request.tenant = None
+        request.membership = None
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        tenant_slug = view_kwargs.pop("tenant_slug", None)
+        if tenant_slug is None:
+            return None
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        membership = membership_for(user=request.user, tenant_slug=tenant_slug)
+        if request.method not in SAFE_METHODS and not membership.can_edit:
+            raise PermissionDenied(_("Your role can view this organization but not change it."))
+        request.tenant = membership.tenant
+        request.membership = membership
+        if request.session.get("active_tenant") != membership.tenant.slug:
+            request.session["active_tenant"] = membership.tenant.slug
+        return None

@@ -1,0 +1,161 @@
+import uuid
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractUser, BaseUserManager
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+
+class UserManager(BaseUserManager):
+    use_in_migrations = True
+
+    def _create_user(self, email, password, **extra_fields):
+        if not email:
+            raise ValueError("An email address is required")
+        user = self.model(email=self.normalize_email(email).lower(), **extra_fields)
+        user.set_password(password)
+        user.save(using=self._db)
+        return user
+
+    def create_user(self, email, password=None, **extra_fields):
+        extra_fields.setdefault("is_staff", False)
+        extra_fields.setdefault("is_superuser", False)
+        return self._create_user(email, password, **extra_fields)
+
+    def create_superuser(self, email, password=None, **extra_fields):
+        extra_fields.setdefault("is_staff", True)
+        extra_fields.setdefault("is_superuser", True)
+        return self._create_user(email, password, **extra_fields)
+
+
+class User(AbstractUser):
+    """An organizer account: email is the login, there is no username."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    username = None
+    email = models.EmailField(_("email address"), unique=True)
+
+    USERNAME_FIELD = "email"
+    REQUIRED_FIELDS: list[str] = []
+
+    objects = UserManager()
+
+    def __str__(self):
+        return self.email
+
+
+class Tenant(models.Model):
+    """An organization: the unit of isolation. Everything it owns carries tenant_id."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(_("name"), max_length=200)
+    slug = models.SlugField(_("slug"), max_length=60, unique=True)
+    created_at = models.DateTimeField(_("created at"), default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = _("organization")
+        verbose_name_plural = _("organizations")
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class TenantScopedQuerySet(models.QuerySet):
+    """The one place tenant scoping is expressed: every organizer-facing read starts here."""
+
+    def for_tenant(self, tenant):
+        return self.filter(tenant_id=tenant.pk)
+
+
+class Role(models.TextChoices):
+    OWNER = "owner", _("Owner")
+    ADMIN = "admin", _("Admin")
+    VIEWER = "viewer", _("Viewer")
+
+
+class Membership(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(_("role"), max_length=10, choices=Role.choices, default=Role.VIEWER)
+    created_at = models.DateTimeField(_("created at"), default=timezone.now, editable=False)
+
+    objects = TenantScopedQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("membership")
+        verbose_name_plural = _("memberships")
+        constraints = [models.UniqueConstraint(fields=["tenant", "user"], name="membership_unique_user_per_tenant")]
+        # Resolving the active tenant looks memberships up by user.
+        indexes = [models.Index(fields=["user", "tenant"], name="membership_user_tenant")]
+
+    def __str__(self):
+        return f"{self.user} @ {self.tenant} ({self.role})"
+
+    @property
+    def can_edit(self) -> bool:
+        return self.role in {Role.OWNER, Role.ADMIN}
+
+    @property
+    def can_manage_team(self) -> bool:
+        return self.role == Role.OWNER
+
+
+class Invitation(models.Model):
+    """A teammate invitation; the token in the emailed link is the only secret."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField(_("email address"))
+    role = models.CharField(_("role"), max_length=10, choices=Role.choices, default=Role.ADMIN)
+    token = models.CharField(max_length=64, unique=True, editable=False)
+    invited_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    created_at = models.DateTimeField(_("created at"), default=timezone.now, editable=False)
+    expires_at = models.DateTimeField(_("expires at"))
+    accepted_at = models.DateTimeField(_("accepted at"), null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    objects = TenantScopedQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("invitation")
+        verbose_name_plural = _("invitations")
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["tenant", "created_at"], name="invitation_tenant_created")]
+
+    def __str__(self):
+        return f"{self.email} -> {self.tenant}"
+
+    def is_usable(self, now=None) -> bool:
+        return self.accepted_at is None and (now or timezone.now()) < self.expires_at
+
+
+class AuditLog(models.Model):
+    """Append-only record of every state change, written by the services."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", null=True, blank=True)
+    event_id = models.UUIDField(null=True, blank=True)
+    action = models.CharField(max_length=64)
+    actor_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    actor_guest_id = models.UUIDField(null=True, blank=True)
+    object_id = models.UUIDField(null=True, blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    objects = TenantScopedQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("audit log entry")
+        verbose_name_plural = _("audit log")
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["tenant", "event_id", "created_at"], name="audit_tenant_event_created")]
+
+    def __str__(self):
+        return f"{self.action} @ {self.created_at:%Y-%m-%d %H:%M}"

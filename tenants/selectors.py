@@ -1,0 +1,37 @@
+from django.http import Http404
+
+from tenants.models import Invitation, Membership, Tenant
+
+
+def membership_for(*, user, tenant_slug: str) -> Membership:
+    """The user's membership in the organization at `tenant_slug`, or 404.
+
+    "No such organization" and "not a member" are the same 404 so slugs cannot be probed.
+    """
+    tenant = Tenant.objects.filter(slug=tenant_slug).first()
+    membership = None
+    if tenant is not None and user.is_authenticated:
+        membership = Membership.objects.for_tenant(tenant).filter(user_id=user.pk).first()
+    if membership is None:
+        raise Http404("No such organization")
+    membership.tenant = tenant
+    return membership
+
+
+def memberships_of(*, user):
+    return Membership.objects.filter(user_id=user.pk).select_related("tenant").order_by("tenant__name")
+
+
+def team_members(*, tenant):
+    return Membership.objects.for_tenant(tenant).select_related("user").order_by("user__email")
+
+
+def pending_invitations(*, tenant):
+    return Invitation.objects.for_tenant(tenant).filter(accepted_at__isnull=True)
+
+
+def invitation_by_token(*, token: str) -> Invitation:
+    invitation = Invitation.objects.select_related("tenant").filter(token=token).first()
+    if invitation is None:
+        raise Http404("No such invitation")
+    return invitation

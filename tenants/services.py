@@ -1,0 +1,143 @@
+"""Write operations on organizations, memberships and invitations."""
+
+import secrets
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.mail import send_mail
+from django.db import IntegrityError, transaction
+from django.template.loader import render_to_string
+from django.utils import timezone
+from django.utils.text import slugify
+from django.utils.translation import gettext as _
+
+from tenants.models import AuditLog, Invitation, Membership, Role, Tenant
+
+User = get_user_model()
+
+INVITATION_VALIDITY = timedelta(days=7)
+
+
+def audit_log_record(
+    *, action, tenant=None, event_id=None, actor_user=None, actor_guest_id=None, object_id=None, data=None
+):
+    """Append one audit entry; every service that changes state calls this."""
+    return AuditLog.objects.create(
+        tenant=tenant,
+        event_id=event_id,
+        action=action,
+        actor_user=actor_user if actor_user is not None and actor_user.is_authenticated else None,
+        actor_guest_id=actor_guest_id,
+        object_id=object_id,
+        data=data or {},
+    )
+
+
+def _unique_tenant_slug(name: str) -> str:
+    base = slugify(name)[:50] or "org"
+    slug, n = base, 1
+    while Tenant.objects.filter(slug=slug).exists():
+        n += 1
+        slug = f"{base}-{n}"
+    return slug
+
+
+def tenant_create(*, name: str, owner) -> Tenant:
+    """Create an organization with `owner` as its owner.
+
+    The slug is derived from the name; the unique constraint is the final
+    arbiter when two sign-ups race for the same slug.
+    """
+    for _attempt in range(5):
+        try:
+            with transaction.atomic():
+                tenant = Tenant.objects.create(name=name, slug=_unique_tenant_slug(name))
+        except IntegrityError:
+            continue
+        Membership.objects.create(tenant=tenant, user=owner, role=Role.OWNER)
+        audit_log_record(action="tenant.created", tenant=tenant, actor_user=owner, object_id=tenant.pk)
+        return tenant
+    raise ValidationError(_("Could not choose a unique address for this organization; try another name."))
+
+
+def user_signup(*, email: str, password: str, organization_name: str, first_name: str = "", last_name: str = ""):
+    """Create an organizer account and its first organization."""
+    email = User.objects.normalize_email(email).lower()
+    if User.objects.filter(email=email).exists():
+        raise ValidationError({"email": _("An account with this email already exists.")})
+    user = User(email=email, first_name=first_name, last_name=last_name)
+    user.set_password(password)
+    user.full_clean(exclude=["password"])
+    user.save()
+    tenant = tenant_create(name=organization_name, owner=user)
+    return user, tenant
+
+
+def invitation_create(*, tenant, email: str, role: str, acting_membership, accept_url_builder) -> Invitation:
+    """Invite a teammate by email. Only owners invite; the link is valid for a week."""
+    if not acting_membership.can_manage_team:
+        raise PermissionDenied(_("Only an owner can invite teammates."))
+    if role not in Role.values or role == Role.OWNER:
+        raise ValidationError({"role": _("Choose admin or viewer.")})
+    email = User.objects.normalize_email(email).lower()
+    if Membership.objects.for_tenant(tenant).filter(user__email=email).exists():
+        raise ValidationError({"email": _("This person is already a member.")})
+    invitation = Invitation.objects.create(
+        tenant=tenant,
+        email=email,
+        role=role,
+        token=secrets.token_urlsafe(32),
+        invited_by=acting_membership.user,
+        expires_at=timezone.now() + INVITATION_VALIDITY,
+    )
+    accept_url = accept_url_builder(invitation)
+    context = {"invitation": invitation, "accept_url": accept_url, "inviter": acting_membership.user}
+    send_mail(
+        subject=_("You are invited to join %(org)s on eventsaas") % {"org": tenant.name},
+        message=render_to_string("tenants/email/invitation.txt", context),
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        recipient_list=[email],
+    )
+    audit_log_record(
+        action="invitation.created",
+        tenant=tenant,
+        actor_user=acting_membership.user,
+        object_id=invitation.pk,
+        data={"email": email, "role": role},
+    )
+    return invitation
+
+
+def invitation_accept(*, invitation: Invitation, user) -> Membership:
+    """Join the invitation's organization. Single use: the accepted_at compare-and-set decides."""
+    now = timezone.now()
+    if not invitation.is_usable(now):
+        raise ValidationError(_("This invitation has expired or was already used."))
+    claimed = Invitation.objects.filter(pk=invitation.pk, accepted_at__isnull=True).update(
+        accepted_at=now, accepted_by=user
+    )
+    if not claimed:
+        raise ValidationError(_("This invitation has expired or was already used."))
+    membership, created = Membership.objects.get_or_create(
+        tenant_id=invitation.tenant_id, user=user, defaults={"role": invitation.role}
+    )
+    audit_log_record(
+        action="invitation.accepted",
+        tenant=invitation.tenant,
+        actor_user=user,
+        object_id=invitation.pk,
+        data={"role": membership.role, "new_member": created},
+    )
+    return membership
+
+
+def user_signup_from_invitation(*, invitation: Invitation, password: str, first_name: str = "", last_name: str = ""):
+    if User.objects.filter(email=invitation.email).exists():
+        raise ValidationError({"email": _("An account with this email already exists; log in to accept.")})
+    user = User(email=invitation.email, first_name=first_name, last_name=last_name)
+    user.set_password(password)
+    user.save()
+    membership = invitation_accept(invitation=invitation, user=user)
+    return user, membership

@@ -1,0 +1,66 @@
+import datetime as dt
+
+import factory
+from django.utils import timezone
+
+from events.models import Event
+from guests.models import Guest
+from tenants.models import Membership, Role, Tenant, User
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = User
+        skip_postgeneration_save = True
+
+    email = factory.Sequence(lambda n: f"user{n}@example.com")
+    first_name = "Org"
+    password = factory.PostGenerationMethodCall("set_password", "correct horse battery")
+
+    @factory.post_generation
+    def _save(obj, create, extracted, **kwargs):
+        if create:
+            obj.save()
+
+
+class TenantFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Tenant
+
+    name = factory.Sequence(lambda n: f"Org {n}")
+    slug = factory.Sequence(lambda n: f"org-{n}")
+
+
+class MembershipFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Membership
+
+    tenant = factory.SubFactory(TenantFactory)
+    user = factory.SubFactory(UserFactory)
+    role = Role.OWNER
+
+
+class EventFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Event
+
+    tenant = factory.SubFactory(TenantFactory)
+    name = factory.Sequence(lambda n: f"Party {n}")
+    slug = factory.Sequence(lambda n: f"party-{n}")
+    status = Event.Status.PUBLISHED
+    starts_at = factory.LazyFunction(lambda: timezone.now() + dt.timedelta(days=30))
+    rsvp_deadline = factory.LazyFunction(lambda: timezone.now() + dt.timedelta(days=20))
+    timezone = "Europe/Madrid"
+    location = "Garden"
+    contact_email = "host@example.com"
+
+
+class GuestFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Guest
+
+    event = factory.SubFactory(EventFactory)
+    tenant = factory.SelfAttribute("event.tenant")
+    first_name = factory.Sequence(lambda n: f"Guest{n}")
+    last_name = "Doe"
+    expected_guests = 1
