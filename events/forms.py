@@ -85,7 +85,9 @@ class EventForm(forms.ModelForm):
         if starts and deadline and deadline > starts:
             self.add_error("rsvp_deadline", _("The RSVP deadline should be before the event starts."))
         try:
-            cleaned["questions"] = questions_from_text(cleaned.get("questions_text", ""))
+            cleaned["questions"] = questions_from_text(
+                cleaned.get("questions_text", ""), existing=self.instance.questions
+            )
         except ValidationError as error:
             self.add_error("questions_text", error)
         return cleaned

@@ -25,11 +25,13 @@ EDITABLE_FIELDS = (
 )
 
 
-def questions_from_text(text: str) -> list[dict]:
+def questions_from_text(text: str, existing: list[dict] | None = None) -> list[dict]:
     """Parse the organizer's question list: one per line, `Question? choice | choice` optional.
 
-    Keys are derived from the labels and kept stable so stored answers stay attached.
+    Keys are derived from the labels and kept stable so stored answers stay attached:
+    a question of `existing` whose label is unchanged keeps its key.
     """
+    known = {q["label"].strip(): q["key"] for q in existing or []}
     questions, seen = [], set()
     for line in (text or "").splitlines():
         line = line.strip()
@@ -37,7 +39,7 @@ def questions_from_text(text: str) -> list[dict]:
             continue
         label, _sep, raw_choices = line.partition("::")
         choices = [c.strip() for c in raw_choices.split("|") if c.strip()]
-        key = slugify(label)[:40] or f"q{len(questions) + 1}"
+        key = known.get(label.strip()) or slugify(label)[:40] or f"q{len(questions) + 1}"
         if key in seen:
             raise ValidationError(_("Two questions have the same text: %(label)s") % {"label": label.strip()})
         seen.add(key)

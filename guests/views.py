@@ -35,7 +35,9 @@ def _apply(form, call):
     try:
         return call()
     except ValidationError as error:
-        for field, errors in getattr(error, "error_dict", {None: error.error_list}).items():
+        # A dict error (model validation) has no error_list: do not build the fallback eagerly.
+        error_dict = error.error_dict if hasattr(error, "error_dict") else {None: error.error_list}
+        for field, errors in error_dict.items():
             form.add_error(field if field in form.fields else None, errors)
     return None
 

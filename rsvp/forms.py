@@ -9,11 +9,17 @@ class GuestLoginForm(forms.Form):
         label=_("Personal code"),
         max_length=32,
         widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "characters", "spellcheck": "false"}),
-        help_text=_("%(length)s letters and digits, printed on your invitation.") % {"length": CODE_LENGTH},
     )
     last_name = forms.CharField(
         label=_("Last name"), max_length=100, widget=forms.TextInput(attrs={"autocomplete": "family-name"})
     )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Interpolated per form, not at import: `%` on a lazy string would freeze it in the import-time language.
+        self.fields["code"].help_text = _("%(length)s letters and digits, printed on your invitation.") % {
+            "length": CODE_LENGTH
+        }
 
 
 ATTENDING_CHOICES = [("yes", _("Yes, we are coming")), ("no", _("Sorry, I can't come"))]

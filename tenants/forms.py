@@ -11,6 +11,10 @@ class EmailAuthenticationForm(AuthenticationForm):
         label=_("Email"), widget=forms.EmailInput(attrs={"autofocus": True, "autocomplete": "email"})
     )
 
+    def clean_username(self):
+        # Accounts store the whole address in lower case (see UserManager/user_signup).
+        return self.cleaned_data["username"].lower()
+
 
 class SignupForm(forms.Form):
     organization_name = forms.CharField(label=_("Organization name"), max_length=200)

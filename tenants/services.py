@@ -62,8 +62,9 @@ def tenant_create(*, name: str, owner) -> Tenant:
     raise ValidationError(_("Could not choose a unique address for this organization; try another name."))
 
 
+@transaction.atomic
 def user_signup(*, email: str, password: str, organization_name: str, first_name: str = "", last_name: str = ""):
-    """Create an organizer account and its first organization."""
+    """Create an organizer account and its first organization (both or neither)."""
     email = User.objects.normalize_email(email).lower()
     if User.objects.filter(email=email).exists():
         raise ValidationError({"email": _("An account with this email already exists.")})
@@ -133,7 +134,9 @@ def invitation_accept(*, invitation: Invitation, user) -> Membership:
     return membership
 
 
+@transaction.atomic
 def user_signup_from_invitation(*, invitation: Invitation, password: str, first_name: str = "", last_name: str = ""):
+    """Create the invited person's account and accept the invitation (both or neither)."""
     if User.objects.filter(email=invitation.email).exists():
         raise ValidationError({"email": _("An account with this email already exists; log in to accept.")})
     user = User(email=invitation.email, first_name=first_name, last_name=last_name)

@@ -91,7 +91,8 @@ def invitation_accept(request, token):
             else:
                 membership = None
         except ValidationError as error:
-            form.add_error(None, error)
+            # The service may name a field the form does not have (e.g. "email"): show it above the form.
+            form.add_error(None, error.messages)
             membership = None
         if membership is not None:
             messages.success(request, _("You joined %(org)s.") % {"org": invitation.tenant.name})
