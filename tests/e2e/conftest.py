@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from django.db import connections
 
 CHROMIUM_PATH = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -51,6 +52,10 @@ def browser(chromium_executable):
             yield browser
         finally:
             browser.close()
+            # Inside this block Playwright's greenlet runs the test in another contextvars context, so Django
+            # opened a second database connection for the test body. Close it here, in that context; left
+            # open, it stops the test database from being dropped on PostgreSQL.
+            connections.close_all()
 
 
 @pytest.fixture
@@ -82,5 +87,3 @@ def screenshot():
         return path
 
     return take
-
-

@@ -14,6 +14,12 @@ PASSWORD = "correct horse battery"  # UserFactory's default
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
+def assert_fits_phone_width(page):
+    """Nothing sticks out sideways on a phone (a wide nav once pushed the page to 509px on a 390px screen)."""
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert widths[0] <= widths[1], f"page is {widths[0]}px wide on a {widths[1]}px screen"
+
+
 @pytest.fixture
 def scenario():
     tenant = TenantFactory(name="Müller Family Events")
@@ -25,9 +31,7 @@ def scenario():
     return {"tenant": tenant, "owner": owner, "event": event, "anna": anna, "lisa": lisa}
 
 
-def test_guest_answers_for_household_and_organizer_sees_it(
-    live_server, scenario, new_phone_page, screenshot
-):
+def test_guest_answers_for_household_and_organizer_sees_it(live_server, scenario, new_phone_page, screenshot):
     from playwright.sync_api import expect
 
     anna, lisa, event = scenario["anna"], scenario["lisa"], scenario["event"]
@@ -58,6 +62,7 @@ def test_guest_answers_for_household_and_organizer_sees_it(
     expect(confirmation).to_contain_text("Is Lisa not coming?")
     # Nothing is saved before the guest confirms.
     assert set(Guest.objects.filter(pk__in=[anna.pk, lisa.pk]).values_list("status", flat=True)) == {"pending"}
+    assert_fits_phone_width(page)
     screenshot(page, "rsvp-confirmation")
 
     confirmation.get_by_label("Lisa Müller").check()
@@ -95,6 +100,7 @@ def test_guest_answers_for_household_and_organizer_sees_it(
     expect(stat("pending")).to_have_text("0")
     expect(stat("head_count")).to_have_text("1")
     expect(stat("never_logged_in")).to_have_text("1")  # Lisa never logged in herself
+    assert_fits_phone_width(organizer)
     screenshot(organizer, "dashboard")
 
     counts = {status: Guest.objects.for_event(event).filter(status=status).count() for status in Guest.Status}
