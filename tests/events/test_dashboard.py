@@ -1,0 +1,310 @@
+"""The organizer's numbers: dashboard, events list, dietary report, activity."""
+
+import datetime as dt
+import re
+import uuid
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+
+from guests.models import Guest
+from guests.selectors import dietary_report, event_stats
+from rsvp.services import rsvp_submit
+from tests.factories import EventFactory, GuestFactory
+
+COMING, DECLINED, PENDING = Guest.Status.COMING, Guest.Status.DECLINED, Guest.Status.PENDING
+
+
+def _url(name, tenant, event=None, **kwargs):
+    if event is not None:
+        kwargs["event_id"] = event.pk
+    return reverse(name, kwargs={"tenant_slug": tenant.slug, **kwargs})
+
+
+@pytest.fixture
+def mixed(tenant, event):
+    """Five guests of `event` in every state, plus guests elsewhere that must never be counted."""
+    now = timezone.now()
+    group = uuid.uuid4()
+    guests = {
+        "anna": GuestFactory(
+            event=event, first_name="Anna", last_name="Alpha", status=COMING, num_guests=2, expected_guests=2,
+            dietary="Vegan", group_id=group, last_login_at=now, invited_at=now,
+        ),
+        "ben": GuestFactory(
+            event=event, first_name="Ben", last_name="Alpha", status=COMING, num_guests=0, group_id=group,
+            last_login_at=now,
+        ),
+        "cara": GuestFactory(event=event, first_name="Cara", last_name="Cole", status=DECLINED, dietary="Nuts"),
+        "dora": GuestFactory(event=event, first_name="Dora", last_name="Diaz", expected_guests=3, dietary="Halal"),
+        "emil": GuestFactory(
+            event=event, first_name="Emil", last_name="Eng", status=COMING, num_guests=1, dietary=" vegan ",
+            last_login_at=now,
+        ),
+    }  # fmt: skip
+    GuestFactory(event=EventFactory(tenant=tenant), status=COMING, num_guests=5, dietary="Vegan")
+    GuestFactory(status=COMING, num_guests=7, dietary="Vegan")  # another tenant
+    return guests
+
+
+EXPECTED_STATS = {
+    "invited": 5,
+    "coming": 3,
+    "declined": 1,
+    "pending": 1,
+    "never_logged_in": 2,
+    "invitations_sent": 1,
+    "head_count": 3,
+    "expected_head_count": 8,
+    "dietary_needs": 2,
+}
+
+
+def test_event_stats_numbers_are_correct_in_one_query(event, mixed, django_assert_num_queries):
+    with django_assert_num_queries(1):
+        stats = event_stats(event=event)
+
+    assert stats == EXPECTED_STATS
+
+
+def test_event_stats_of_an_event_without_guests_are_zero(event, django_assert_num_queries):
+    with django_assert_num_queries(1):
+        stats = event_stats(event=event)
+
+    assert stats == dict.fromkeys(EXPECTED_STATS, 0)
+
+
+def test_head_count_only_counts_coming_guests(event):
+    GuestFactory(event=event, status=COMING, num_guests=2)
+    GuestFactory(event=event, status=DECLINED, num_guests=4)  # e.g. a stale number from an import
+    GuestFactory(event=event, status=PENDING, num_guests=3)
+
+    stats = event_stats(event=event)
+
+    assert stats["head_count"] == 2
+    assert stats["expected_head_count"] == 3
+
+
+def test_event_stats_follow_real_answers(event, household):
+    anna, lisa = household
+    Guest.objects.filter(pk=anna.pk).update(expected_guests=2)
+    anna = Guest.objects.select_related("event", "tenant").get(pk=anna.pk)
+
+    rsvp_submit(guest=anna, attending=True, num_guests=2, absent_member_ids=[lisa.pk], confirmed=True, dietary="Fish")
+
+    stats = event_stats(event=event)
+    assert (stats["coming"], stats["declined"], stats["pending"]) == (1, 1, 0)
+    assert stats["head_count"] == 2
+    assert stats["expected_head_count"] == 3
+    assert stats["dietary_needs"] == 1
+
+
+def test_dashboard_page_shows_the_numbers(owner_client, tenant, event, mixed):
+    response = owner_client.get(_url("events:dashboard", tenant, event))
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    shown = dict(re.findall(r'data-stat="(\w+)">(\d+)<', page))
+    assert shown == {
+        name: str(EXPECTED_STATS[name])
+        for name in ("invited", "coming", "declined", "pending", "never_logged_in", "head_count", "dietary_needs")
+    }
+    assert "Head count (of 8 expected)" in page
+    assert event.name in page
+
+
+def test_dashboard_page_says_when_rsvp_is_closed(owner_client, tenant, event):
+    event.rsvp_deadline = timezone.now() - dt.timedelta(hours=1)
+    event.save()
+
+    assert "RSVP closed" in owner_client.get(_url("events:dashboard", tenant, event)).content.decode()
+
+
+def test_dashboard_query_count_does_not_depend_on_guest_count(owner_client, tenant):
+    small, big = EventFactory(tenant=tenant), EventFactory(tenant=tenant)
+    GuestFactory.create_batch(2, event=small)
+    GuestFactory.create_batch(40, event=big, status=COMING, num_guests=1)
+    owner_client.get(_url("events:dashboard", tenant, small))
+
+    counts = []
+    for ev in (small, big):
+        with CaptureQueriesContext(connection) as queries:
+            assert owner_client.get(_url("events:dashboard", tenant, ev)).status_code == 200
+        counts.append(len(queries))
+
+    assert counts[0] == counts[1]
+
+
+# --- events list ----------------------------------------------------------------------------------
+
+
+def _row(page: str, name: str) -> list[str]:
+    """The cells of the events-list row whose link text is `name`."""
+    for row in re.findall(r"<tr>(.*?)</tr>", page, re.S):
+        if f">{name}</a>" in row:
+            return [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<td>(.*?)</td>", row, re.S)]
+    raise AssertionError(f"no row for {name}")
+
+
+def test_events_list_shows_headline_numbers_per_event(owner_client, tenant, event, mixed):
+    empty = EventFactory(tenant=tenant, name="Empty Event")
+
+    response = owner_client.get(_url("events:list", tenant))
+
+    page = response.content.decode()
+    # invited, coming, declined, pending, head count are the last five cells
+    assert _row(page, event.name)[-5:] == ["5", "3", "1", "1", "3"]
+    assert _row(page, empty.name)[-5:] == ["0", "0", "0", "0", "0"]
+    numbers = {e.pk: e.numbers for e in response.context["events"]}
+    assert numbers[event.pk]["expected_head_count"] == 8
+    assert numbers[event.pk]["dietary_needs"] == 2
+
+
+def test_events_list_uses_a_constant_number_of_queries(owner_client, tenant):
+    def count():
+        with CaptureQueriesContext(connection) as queries:
+            assert owner_client.get(_url("events:list", tenant)).status_code == 200
+        return len(queries)
+
+    first = EventFactory(tenant=tenant)
+    GuestFactory.create_batch(3, event=first)
+    owner_client.get(_url("events:list", tenant))
+    one_event = count()
+    for _ in range(6):
+        GuestFactory.create_batch(4, event=EventFactory(tenant=tenant), status=COMING, num_guests=1)
+    seven_events = count()
+
+    assert one_event == seven_events
+
+
+def test_events_list_shows_only_this_tenants_events(owner_client, tenant, event):
+    foreign = EventFactory(name="Someone Else's Party")
+
+    page = owner_client.get(_url("events:list", tenant)).content.decode()
+
+    assert event.name in page
+    assert foreign.name not in page
+
+
+def test_events_list_shows_dates_in_each_events_timezone(owner_client, tenant):
+    EventFactory(tenant=tenant, name="Tokyo Launch", timezone="Asia/Tokyo",
+                 starts_at=dt.datetime(2030, 6, 3, 1, 0, tzinfo=dt.UTC))  # fmt: skip
+
+    page = owner_client.get(_url("events:list", tenant)).content.decode()
+
+    assert _row(page, "Tokyo Launch")[1] == "June 3, 2030, 10 a.m."
+
+
+# --- dietary report -------------------------------------------------------------------------------
+
+
+def test_dietary_report_groups_coming_guests_needs(event, mixed):
+    report = dietary_report(event=event)
+
+    assert [entry["dietary"].casefold() for entry in report] == ["vegan"]
+    vegan = report[0]
+    assert sorted(g["first_name"] for g in vegan["guests"]) == ["Anna", "Emil"]
+    assert vegan["head_count"] == 3  # Anna answered for 2, Emil for 1
+
+
+def test_dietary_report_orders_by_head_count_and_counts_members_at_least_once(event):
+    GuestFactory(event=event, first_name="Gus", status=COMING, num_guests=1, dietary="Gluten free")
+    GuestFactory(event=event, first_name="Gil", status=COMING, num_guests=0, dietary="GLUTEN  FREE")
+    GuestFactory(event=event, first_name="Gwen", status=COMING, num_guests=1, dietary="gluten free")
+    GuestFactory(event=event, first_name="Lou", status=COMING, num_guests=1, dietary="Lactose")
+    GuestFactory(event=event, first_name="Pia", status=PENDING, dietary="Lactose")
+
+    report = dietary_report(event=event)
+
+    assert [(e["dietary"].casefold().replace("  ", " "), e["head_count"]) for e in report] == [
+        ("gluten free", 3),
+        ("lactose", 1),
+    ]
+    assert sorted(g["first_name"] for g in report[0]["guests"]) == ["Gil", "Gus", "Gwen"]
+
+
+def test_dietary_report_page_shows_needs_names_and_head_counts(owner_client, tenant, event, mixed):
+    response = owner_client.get(_url("guests:dietary", tenant, event))
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert re.search(r"<h3>vegan <small[^>]*>· 3 people</small></h3>", page, re.I)
+    assert "Anna Alpha (answered for 2)" in page
+    assert "Emil Eng" in page
+    assert "Nuts" not in page  # Cara declined
+    assert "Halal" not in page  # Dora has not answered
+
+
+def test_dietary_report_page_without_needs(owner_client, tenant, event):
+    GuestFactory(event=event, status=COMING, num_guests=1)
+
+    page = owner_client.get(_url("guests:dietary", tenant, event)).content.decode()
+
+    assert "No coming guest has dietary needs so far." in page
+
+
+# --- activity -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def activity_guests(event):
+    now = timezone.now()
+    return {
+        "old": GuestFactory(event=event, first_name="Olga", last_name="Old", last_login_at=now - dt.timedelta(days=9),
+                            last_access_at=now - dt.timedelta(hours=1)),
+        "new": GuestFactory(event=event, first_name="Nina", last_name="New", last_login_at=now - dt.timedelta(days=1),
+                            last_access_at=now - dt.timedelta(days=1)),
+        "never": GuestFactory(event=event, first_name="Vera", last_name="Never"),
+        "never2": GuestFactory(event=event, first_name="Abe", last_name="Absent"),
+    }  # fmt: skip
+
+
+def _activity_names(response):
+    return [g.first_name for g in response.context["page"]]
+
+
+def _html_order(response, names):
+    page = response.content.decode()
+    return sorted(names, key=page.index)
+
+
+@pytest.mark.parametrize(
+    "sort, expected",
+    [
+        ("last_login", ["Nina", "Olga", "Abe", "Vera"]),
+        ("last_access", ["Olga", "Nina", "Abe", "Vera"]),
+        ("name", ["Abe", "Vera", "Nina", "Olga"]),
+        ("never", ["Abe", "Vera", "Olga", "Nina"]),
+        ("bogus", ["Olga", "Nina", "Abe", "Vera"]),
+    ],
+)
+def test_activity_page_sorts(owner_client, tenant, event, activity_guests, sort, expected):
+    response = owner_client.get(_url("guests:activity", tenant, event), {"sort": sort})
+
+    assert response.status_code == 200
+    assert _activity_names(response) == expected
+    assert _html_order(response, [f"{n}" for n in expected]) == expected
+
+
+def test_activity_page_filters_guests_who_never_opened_the_invitation(owner_client, tenant, event, activity_guests):
+    response = owner_client.get(_url("guests:activity", tenant, event), {"sort": "name", "never": "1"})
+
+    assert _activity_names(response) == ["Abe", "Vera"]
+    page = response.content.decode()
+    assert "Olga" not in page and "Nina" not in page
+    assert "Show everyone" in page
+
+
+def test_activity_page_reflects_a_real_guest_login(client, owner, tenant, event, activity_guests):
+    vera = activity_guests["never"]
+    client.post("/rsvp/", {"code": vera.code, "last_name": "Never"})
+    client.force_login(owner)
+
+    response = client.get(_url("guests:activity", tenant, event), {"sort": "last_login"})
+
+    assert _activity_names(response)[0] == "Vera"
+    never = client.get(_url("guests:activity", tenant, event), {"never": "1"})
+    assert _activity_names(never) == ["Abe"]

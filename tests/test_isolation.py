@@ -1,0 +1,286 @@
+"""Tenant isolation: every organizer URL against every kind of visitor.
+
+Tenant A ("acme") has an event with three guests (Anna and Lisa share a group,
+Carl is alone). Tenant B ("rival") has its own event and guest. For each URL
+and each actor the matrix asserts the status code and, for every refused
+request (and every GET), that the database is exactly as it was: guest and
+event rows field by field, memberships, invitations and the audit log.
+Allowed writes must change the database and leave an audit entry, which also
+proves the snapshot would notice a leak.
+"""
+
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+import pytest
+from django.test import Client
+
+from events.models import Event
+from guests.models import Guest
+from tenants.models import AuditLog, Invitation, Membership, Role, Tenant
+from tests.factories import EventFactory, GuestFactory, MembershipFactory, TenantFactory
+
+ANONYMOUS = "anonymous"
+OTHER_TENANT = "other_tenant_member"
+OTHER_TENANT_OWN_SLUG = "other_tenant_member_own_slug"
+VIEWER = "viewer"
+ADMIN = "admin"
+OWNER = "owner"
+ACTORS = [ANONYMOUS, OTHER_TENANT, OTHER_TENANT_OWN_SLUG, VIEWER, ADMIN, OWNER]
+
+
+@dataclass
+class World:
+    tenant: Tenant
+    event: Event
+    anna: Guest
+    lisa: Guest
+    carl: Guest
+    other_tenant: Tenant
+    other_event: Event
+    other_guest: Guest
+
+
+EVENT_FORM = {
+    "name": "Renamed party",
+    "description": "",
+    "status": Event.Status.PUBLISHED,
+    "starts_at": "2031-06-01T18:00",
+    "ends_at": "",
+    "timezone": "Europe/Madrid",
+    "location": "Barn",
+    "dress_code": "",
+    "rsvp_deadline": "",
+    "language": "en",
+    "contact_email": "",
+    "questions_text": "",
+}
+GUEST_FORM = {
+    "first_name": "Zoe",
+    "last_name": "Zed",
+    "email": "",
+    "phone": "",
+    "expected_guests": "2",
+    "dietary": "",
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    method: str
+    # Path under /o/<slug>/ built from the world's ids, or None for the tenant root.
+    path: str
+    data: object = None  # dict, or a function of the world returning one
+    has_ids: bool = True  # carries tenant A's event/guest ids (so the own-slug variant applies)
+    owner_only: bool = False  # admins are refused too
+
+    def url(self, world: World, slug: str) -> str:
+        ids = {
+            "event": world.event.pk,
+            "anna": world.anna.pk,
+            "carl": world.carl.pk,
+        }
+        return f"/o/{slug}/" + self.path.format(**ids)
+
+    def payload(self, world: World) -> dict:
+        if callable(self.data):
+            return self.data(world)
+        return dict(self.data or {})
+
+
+CASES = [
+    Case("events_list", "GET", "", has_ids=False),
+    Case("event_create", "GET", "events/new/", has_ids=False),
+    Case("event_create", "POST", "events/new/", EVENT_FORM, has_ids=False),
+    Case("event_dashboard", "GET", "events/{event}/"),
+    Case("event_edit", "GET", "events/{event}/edit/"),
+    Case("event_edit", "POST", "events/{event}/edit/", EVENT_FORM),
+    Case("event_archive", "POST", "events/{event}/archive/"),
+    Case("guest_list", "GET", "events/{event}/guests/"),
+    Case("guest_create", "GET", "events/{event}/guests/new/"),
+    Case("guest_create", "POST", "events/{event}/guests/new/", GUEST_FORM),
+    Case("guest_detail", "GET", "events/{event}/guests/{anna}/"),
+    Case("guest_detail", "POST", "events/{event}/guests/{anna}/", GUEST_FORM),
+    Case("guest_delete", "GET", "events/{event}/guests/{anna}/delete/"),
+    Case("guest_delete", "POST", "events/{event}/guests/{anna}/delete/"),
+    Case("guest_regenerate_code", "POST", "events/{event}/guests/{anna}/regenerate-code/"),
+    Case("guest_leave_group", "POST", "events/{event}/guests/{anna}/leave-group/"),
+    Case(
+        "guest_group_connect",
+        "POST",
+        "events/{event}/guests/group/",
+        lambda w: {"guests": [str(w.carl.pk), str(w.anna.pk)]},
+    ),
+    Case("dietary_report", "GET", "events/{event}/dietary/"),
+    Case("activity", "GET", "events/{event}/activity/"),
+    Case("team", "GET", "team/", has_ids=False),
+    Case("team", "POST", "team/", {"email": "newbie@example.com", "role": Role.VIEWER}, has_ids=False, owner_only=True),
+]
+
+
+def _matrix():
+    for case in CASES:
+        for actor in ACTORS:
+            if actor == OTHER_TENANT_OWN_SLUG and not case.has_ids:
+                continue  # without ids, the actor's own slug is simply their own organization
+            yield pytest.param(case, actor, id=f"{case.name}-{case.method}-{actor}")
+
+
+def db_snapshot() -> dict:
+    return {
+        "tenants": sorted(Tenant.objects.values_list("id", "name", "slug")),
+        "memberships": sorted(Membership.objects.values_list("tenant_id", "user_id", "role")),
+        "invitations": sorted(Invitation.objects.values_list("id", "tenant_id", "email", "role")),
+        "events": sorted(Event.objects.values(), key=lambda row: row["id"]),
+        "guests": sorted(Guest.objects.values(), key=lambda row: row["id"]),
+        "audit_log_count": AuditLog.objects.count(),
+    }
+
+
+@pytest.fixture
+def snapshot_guard():
+    """`with snapshot_guard(): ...` fails if the block changed the database."""
+
+    @contextmanager
+    def guard():
+        before = db_snapshot()
+        yield
+        assert db_snapshot() == before
+
+    return guard
+
+
+@pytest.fixture
+def world(db):
+    tenant = TenantFactory(name="Acme", slug="acme")
+    event = EventFactory(tenant=tenant, name="Acme summer party")
+    group_id = uuid.uuid4()
+    anna = GuestFactory(event=event, first_name="Anna", last_name="Müller", group_id=group_id, dietary="vegan")
+    lisa = GuestFactory(event=event, first_name="Lisa", last_name="Müller", group_id=group_id)
+    carl = GuestFactory(event=event, first_name="Carl", last_name="Solo")
+    other_tenant = TenantFactory(name="Rival", slug="rival")
+    other_event = EventFactory(tenant=other_tenant, name="Rival gala")
+    other_guest = GuestFactory(event=other_event, first_name="Rita", last_name="Rival")
+    return World(tenant, event, anna, lisa, carl, other_tenant, other_event, other_guest)
+
+
+def _client_for(actor: str, world: World) -> Client:
+    client = Client()
+    if actor == ANONYMOUS:
+        return client
+    if actor in (OTHER_TENANT, OTHER_TENANT_OWN_SLUG):
+        membership = MembershipFactory(tenant=world.other_tenant, role=Role.OWNER)
+    else:
+        membership = MembershipFactory(
+            tenant=world.tenant, role={VIEWER: Role.VIEWER, ADMIN: Role.ADMIN}.get(actor, Role.OWNER)
+        )
+    client.force_login(membership.user)
+    return client
+
+
+@pytest.mark.parametrize(("case", "actor"), list(_matrix()))
+def test_isolation_matrix(world, case, actor):
+    client = _client_for(actor, world)
+    slug = world.other_tenant.slug if actor == OTHER_TENANT_OWN_SLUG else world.tenant.slug
+    url = case.url(world, slug)
+    before = db_snapshot()
+
+    if case.method == "GET":
+        response = client.get(url)
+    else:
+        response = client.post(url, case.payload(world))
+
+    after = db_snapshot()
+    allowed_write = case.method == "POST" and (actor == OWNER or (actor == ADMIN and not case.owner_only))
+
+    if actor == ANONYMOUS:
+        if case.method == "GET" or response.status_code != 403:
+            assert response.status_code == 302, response
+            assert response.url.startswith("/login/?next=")
+            assert unquote(response.url.split("next=", 1)[1]) == url
+    elif actor in (OTHER_TENANT, OTHER_TENANT_OWN_SLUG):
+        assert response.status_code == 404
+    elif case.method == "GET":
+        assert response.status_code == 200
+        # The page is tenant A's: its data, never tenant B's.
+        body = response.content.decode()
+        assert "Rival" not in body and world.other_guest.code not in body
+    elif actor == VIEWER or not allowed_write:
+        assert response.status_code == 403
+    else:
+        assert response.status_code == 302, getattr(response, "context", None) and response.context.get("form")
+
+    if allowed_write:
+        assert after != before
+        assert after["audit_log_count"] > before["audit_log_count"]
+        # A write in tenant A never touches tenant B.
+        assert [g for g in after["guests"] if g["tenant_id"] == world.other_tenant.pk] == [
+            g for g in before["guests"] if g["tenant_id"] == world.other_tenant.pk
+        ]
+        assert [e for e in after["events"] if e["tenant_id"] == world.other_tenant.pk] == [
+            e for e in before["events"] if e["tenant_id"] == world.other_tenant.pk
+        ]
+    else:
+        assert after == before
+
+
+def test_matrix_covers_every_organizer_url():
+    """Every URL pattern that carries a tenant slug appears in the matrix with each method it accepts."""
+    from django.urls import get_resolver
+
+    organizer_patterns = set()
+
+    def walk(patterns, prefix=""):
+        for p in patterns:
+            route = prefix + str(p.pattern)
+            if hasattr(p, "url_patterns"):
+                walk(p.url_patterns, route)
+            elif "<slug:tenant_slug>" in route:
+                organizer_patterns.add(route)
+
+    walk(get_resolver().url_patterns)
+    covered = {
+        "o/<slug:tenant_slug>/" + c.path.replace("{event}", "<uuid:event_id>").replace("{anna}", "<uuid:guest_id>")
+        for c in CASES
+    }
+    assert organizer_patterns == covered
+
+
+def test_other_tenant_cannot_group_tenant_a_guests_into_their_own_event(world, snapshot_guard):
+    """Tenant B's owner posts A's guest ids to B's own, valid group-connect URL: nothing moves."""
+    client = _client_for(OTHER_TENANT, world)
+    url = f"/o/{world.other_tenant.slug}/events/{world.other_event.pk}/guests/group/"
+
+    with snapshot_guard():
+        response = client.post(url, {"guests": [str(world.other_guest.pk), str(world.anna.pk), str(world.carl.pk)]})
+
+    assert response.status_code == 302
+    world.other_guest.refresh_from_db()
+    assert world.other_guest.group_id is None
+
+
+@pytest.mark.parametrize("target", ["detail", "delete", "regenerate-code", "leave-group"])
+def test_guest_of_another_event_of_the_same_tenant_is_404_under_the_wrong_event(world, target, snapshot_guard):
+    """Guest ids are scoped by event too: another event's URL does not reach them."""
+    sibling_event = EventFactory(tenant=world.tenant)
+    client = _client_for(OWNER, world)
+    suffix = "" if target == "detail" else f"{target}/"
+    url = f"/o/{world.tenant.slug}/events/{sibling_event.pk}/guests/{world.anna.pk}/{suffix}"
+
+    with snapshot_guard():
+        response = client.post(url, GUEST_FORM)
+
+    assert response.status_code == 404
+
+
+def test_unknown_organization_and_non_membership_look_the_same(world):
+    """A stranger cannot tell an existing organization from a made-up slug."""
+    client = _client_for(OTHER_TENANT, world)
+
+    real = client.get(f"/o/{world.tenant.slug}/")
+    made_up = client.get("/o/no-such-org/")
+
+    assert real.status_code == made_up.status_code == 404
