@@ -82,5 +82,3 @@ def screenshot():
         return path
 
     return take
-
-

@@ -25,9 +25,7 @@ def scenario():
     return {"tenant": tenant, "owner": owner, "event": event, "anna": anna, "lisa": lisa}
 
 
-def test_guest_answers_for_household_and_organizer_sees_it(
-    live_server, scenario, new_phone_page, screenshot
-):
+def test_guest_answers_for_household_and_organizer_sees_it(live_server, scenario, new_phone_page, screenshot):
     from playwright.sync_api import expect
 
     anna, lisa, event = scenario["anna"], scenario["lisa"], scenario["event"]
