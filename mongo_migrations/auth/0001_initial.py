@@ -67,7 +67,9 @@ class Migration(migrations.Migration):
                 ),
                 (
                     "permissions",
-                    models.ManyToManyField(to="auth.Permission", verbose_name="permissions", blank=True),
+                    models.ManyToManyField(
+                        to="auth.Permission", verbose_name="permissions", blank=True
+                    ),
                 ),
             ],
             options={
@@ -93,20 +95,28 @@ class Migration(migrations.Migration):
                 ("password", models.CharField(max_length=128, verbose_name="password")),
                 (
                     "last_login",
-                    models.DateTimeField(default=timezone.now, verbose_name="last login"),
+                    models.DateTimeField(
+                        default=timezone.now, verbose_name="last login"
+                    ),
                 ),
                 (
                     "is_superuser",
                     models.BooleanField(
                         default=False,
-                        help_text=("Designates that this user has all permissions without explicitly assigning them."),
+                        help_text=(
+                            "Designates that this user has all permissions without "
+                            "explicitly assigning them."
+                        ),
                         verbose_name="superuser status",
                     ),
                 ),
                 (
                     "username",
                     models.CharField(
-                        help_text=("Required. 30 characters or fewer. Letters, digits and @/./+/-/_ only."),
+                        help_text=(
+                            "Required. 30 characters or fewer. Letters, digits and "
+                            "@/./+/-/_ only."
+                        ),
                         unique=True,
                         max_length=30,
                         verbose_name="username",
@@ -115,21 +125,29 @@ class Migration(migrations.Migration):
                 ),
                 (
                     "first_name",
-                    models.CharField(max_length=30, verbose_name="first name", blank=True),
+                    models.CharField(
+                        max_length=30, verbose_name="first name", blank=True
+                    ),
                 ),
                 (
                     "last_name",
-                    models.CharField(max_length=30, verbose_name="last name", blank=True),
+                    models.CharField(
+                        max_length=30, verbose_name="last name", blank=True
+                    ),
                 ),
                 (
                     "email",
-                    models.EmailField(max_length=75, verbose_name="email address", blank=True),
+                    models.EmailField(
+                        max_length=75, verbose_name="email address", blank=True
+                    ),
                 ),
                 (
                     "is_staff",
                     models.BooleanField(
                         default=False,
-                        help_text=("Designates whether the user can log into this admin site."),
+                        help_text=(
+                            "Designates whether the user can log into this admin site."
+                        ),
                         verbose_name="staff status",
                     ),
                 ),
@@ -146,7 +164,9 @@ class Migration(migrations.Migration):
                 ),
                 (
                     "date_joined",
-                    models.DateTimeField(default=timezone.now, verbose_name="date joined"),
+                    models.DateTimeField(
+                        default=timezone.now, verbose_name="date joined"
+                    ),
                 ),
                 (
                     "groups",

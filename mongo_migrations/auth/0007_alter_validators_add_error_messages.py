@@ -14,7 +14,10 @@ class Migration(migrations.Migration):
             name="username",
             field=models.CharField(
                 error_messages={"unique": "A user with that username already exists."},
-                help_text=("Required. 30 characters or fewer. Letters, digits and @/./+/-/_ only."),
+                help_text=(
+                    "Required. 30 characters or fewer. Letters, digits and @/./+/-/_ "
+                    "only."
+                ),
                 max_length=30,
                 unique=True,
                 validators=[validators.UnicodeUsernameValidator()],

@@ -11,6 +11,8 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name="user",
             name="last_name",
-            field=models.CharField(blank=True, max_length=150, verbose_name="last name"),
+            field=models.CharField(
+                blank=True, max_length=150, verbose_name="last name"
+            ),
         ),
     ]

@@ -35,8 +35,12 @@ def update_proxy_model_permissions(apps, schema_editor, reverse=False):
         for codename, name in opts.permissions:
             permissions_query |= Q(codename=codename, name=name)
         content_type_manager = ContentType.objects.db_manager(alias)
-        concrete_content_type = content_type_manager.get_for_model(Model, for_concrete_model=True)
-        proxy_content_type = content_type_manager.get_for_model(Model, for_concrete_model=False)
+        concrete_content_type = content_type_manager.get_for_model(
+            Model, for_concrete_model=True
+        )
+        proxy_content_type = content_type_manager.get_for_model(
+            Model, for_concrete_model=False
+        )
         old_content_type = proxy_content_type if reverse else concrete_content_type
         new_content_type = concrete_content_type if reverse else proxy_content_type
         try:
@@ -48,7 +52,9 @@ def update_proxy_model_permissions(apps, schema_editor, reverse=False):
         except IntegrityError:
             old = "{}_{}".format(old_content_type.app_label, old_content_type.model)
             new = "{}_{}".format(new_content_type.app_label, new_content_type.model)
-            sys.stdout.write(style.WARNING(WARNING.format(old=old, new=new, query=permissions_query)))
+            sys.stdout.write(
+                style.WARNING(WARNING.format(old=old, new=new, query=permissions_query))
+            )
 
 
 def revert_proxy_model_permissions(apps, schema_editor):
@@ -65,5 +71,7 @@ class Migration(migrations.Migration):
         ("contenttypes", "0002_remove_content_type_name"),
     ]
     operations = [
-        migrations.RunPython(update_proxy_model_permissions, revert_proxy_model_permissions),
+        migrations.RunPython(
+            update_proxy_model_permissions, revert_proxy_model_permissions
+        ),
     ]
