@@ -30,9 +30,9 @@ class Event(models.Model):
         ARCHIVED = "archived", _("Archived")
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="events")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="events", db_index=False)
     name = models.CharField(_("name"), max_length=200)
-    slug = models.SlugField(_("slug"), max_length=80)
+    slug = models.SlugField(_("slug"), max_length=80, db_index=False)  # unique with tenant
     description = models.TextField(_("description"), blank=True)
     kind = models.CharField(_("kind"), max_length=20, choices=Kind.choices, default=Kind.INVITE_ONLY)
     status = models.CharField(_("status"), max_length=20, choices=Status.choices, default=Status.DRAFT)

@@ -12,6 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
 from eventsaas.env import env_bool, env_int, env_list, env_str
+from eventsaas.mongodb import MONGODB_APP_CONFIGS, mongodb_database_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -86,19 +87,30 @@ TEMPLATES = [
     },
 ]
 
-# SQLite is the embedded default; DATABASE_URL switches to PostgreSQL.
-DATABASES = {
-    "default": dj_database_url.parse(
-        env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
-        conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
-    )
-}
+# SQLite is the embedded default; DATABASE_URL switches to PostgreSQL or, with a
+# mongodb:// or mongodb+srv:// URL, to MongoDB through django-mongodb-backend.
+# MONGODB_URI is accepted as another name for a MongoDB DATABASE_URL.
+DATABASE_URL = env_str("DATABASE_URL") or env_str("MONGODB_URI") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}"
+USES_MONGODB = DATABASE_URL.startswith(("mongodb://", "mongodb+srv://"))
+if USES_MONGODB:
+    DATABASES = {"default": mongodb_database_settings(DATABASE_URL, env_str("MONGODB_NAME", ""))}
+    # Django's contrib apps get ObjectId keys through AppConfig subclasses and
+    # their own migrations (mongo_migrations/); our apps use UUID keys everywhere.
+    DEFAULT_AUTO_FIELD = "django_mongodb_backend.fields.ObjectIdAutoField"
+    INSTALLED_APPS = [MONGODB_APP_CONFIGS.get(app, app) for app in INSTALLED_APPS] + ["django_mongodb_backend"]
+    MIGRATION_MODULES = {
+        "admin": "mongo_migrations.admin",
+        "auth": "mongo_migrations.auth",
+        "contenttypes": "mongo_migrations.contenttypes",
+    }
+else:
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0))}
+    DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets the dev server read while a write is in flight.
     DATABASES["default"].setdefault("OPTIONS", {})["init_command"] = "PRAGMA journal_mode=WAL;"
     DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
 
-DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "tenants.User"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -160,10 +172,20 @@ GUEST_LOGIN_RATE_PER_CODE = env_str("GUEST_LOGIN_RATE_PER_CODE", "5/m")
 # django-ratelimit warns about LocMemCache: it is per process, which is what the
 # single-process embedded default runs; production sets REDIS_URL.
 SILENCED_SYSTEM_CHECKS = [] if REDIS_URL else ["django_ratelimit.E003", "django_ratelimit.W001"]
+if USES_MONGODB:
+    # MongoDB does not enforce CheckConstraint; the same rules are field
+    # validators that the services run (full_clean) before saving.
+    SILENCED_SYSTEM_CHECKS.append("models.W027")
 
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL or "memory://")
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not REDIS_URL)
 
+# With Redis, sessions are read from the cache and written through to the
+# database, so any web process can serve any request.
+SESSION_ENGINE = env_str(
+    "SESSION_ENGINE",
+    "django.contrib.sessions.backends.cached_db" if REDIS_URL else "django.contrib.sessions.backends.db",
+)
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", IS_PRODUCTION)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", IS_PRODUCTION)

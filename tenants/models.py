@@ -77,8 +77,11 @@ class Role(models.TextChoices):
 
 class Membership(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    # Indexed by the (tenant, user) unique constraint and the (user, tenant) index below.
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships", db_index=False)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships", db_index=False
+    )
     role = models.CharField(_("role"), max_length=10, choices=Role.choices, default=Role.VIEWER)
     created_at = models.DateTimeField(_("created at"), default=timezone.now, editable=False)
 
@@ -107,7 +110,7 @@ class Invitation(models.Model):
     """A teammate invitation; the token in the emailed link is the only secret."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="invitations")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="invitations", db_index=False)
     email = models.EmailField(_("email address"))
     role = models.CharField(_("role"), max_length=10, choices=Role.choices, default=Role.ADMIN)
     token = models.CharField(max_length=64, unique=True, editable=False)
@@ -138,7 +141,9 @@ class AuditLog(models.Model):
     """Append-only record of every state change, written by the services."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", null=True, blank=True)
+    tenant = models.ForeignKey(
+        Tenant, on_delete=models.CASCADE, related_name="+", null=True, blank=True, db_index=False
+    )
     event_id = models.UUIDField(null=True, blank=True)
     action = models.CharField(max_length=64)
     actor_user = models.ForeignKey(

@@ -1,10 +1,47 @@
+import os
+
 import pytest
 from django.core.cache import cache
+from django.db import connection
 
 from tenants.models import Role
 from tests.factories import EventFactory, GuestFactory, MembershipFactory, TenantFactory, UserFactory
+from tests.support import mongo_shadow
 
 PASSWORD = "correct horse battery"
+
+
+# Shadow compilation for MongoDB (docs/mongodb.md): on by default on SQL databases.
+ON_MONGODB = os.environ.get("DATABASE_URL", "").startswith("mongodb")
+MONGO_SHADOW = os.environ.get("MONGO_SHADOW", "1") != "0" and not ON_MONGODB
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _mongodb_shadow_compilation():
+    if not MONGO_SHADOW:
+        yield
+        return
+    with mongo_shadow.installed():
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _every_query_has_a_mongodb_form():
+    """Fail the test that ran a query django-mongodb-backend cannot compile, naming the query."""
+    mongo_shadow.take_failures()
+    yield
+    if failures := mongo_shadow.take_failures():
+        pytest.fail(mongo_shadow.report(failures), pytrace=False)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    # Raw SQL is looked for in the test body only; fixtures' flushes are Django's own.
+    if not MONGO_SHADOW:
+        yield
+        return
+    with connection.execute_wrapper(mongo_shadow.raw_sql_guard):
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,5 @@
 """Production mode refuses unsafe configuration; development defaults are safe."""
+
 import os
 import subprocess
 import sys
@@ -14,7 +15,11 @@ def load_settings(env: dict) -> subprocess.CompletedProcess:
     """Import the settings in a fresh interpreter with exactly this environment."""
     clean = {k: v for k, v in os.environ.items() if k in {"PATH", "HOME", "LANG"}}
     return subprocess.run(
-        [sys.executable, "-c", "import eventsaas.settings as s; print(s.DEBUG, s.ALLOWED_HOSTS, s.DATABASES['default']['ENGINE'])"],
+        [
+            sys.executable,
+            "-c",
+            "import eventsaas.settings as s; print(s.DEBUG, s.ALLOWED_HOSTS, s.DATABASES['default']['ENGINE'])",
+        ],
         cwd=ROOT,
         env={**clean, **env},
         capture_output=True,
@@ -26,7 +31,10 @@ def load_settings(env: dict) -> subprocess.CompletedProcess:
     ("env", "complaint"),
     [
         ({"ALLOWED_HOSTS": "events.example.com"}, "SECRET_KEY"),
-        ({"SECRET_KEY": "insecure-development-key-do-not-use-in-production", "ALLOWED_HOSTS": "x.example"}, "SECRET_KEY"),
+        (
+            {"SECRET_KEY": "insecure-development-key-do-not-use-in-production", "ALLOWED_HOSTS": "x.example"},
+            "SECRET_KEY",
+        ),
         ({"SECRET_KEY": "short", "ALLOWED_HOSTS": "events.example.com"}, "SECRET_KEY"),
         ({"SECRET_KEY": GOOD_KEY}, "ALLOWED_HOSTS"),
         ({"SECRET_KEY": GOOD_KEY, "ALLOWED_HOSTS": "*"}, "ALLOWED_HOSTS"),
