@@ -30,7 +30,9 @@ class Event(models.Model):
         ARCHIVED = "archived", _("Archived")
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="events", db_index=False)
+    tenant = models.ForeignKey(
+        Tenant, models.CASCADE, verbose_name=_("organization"), related_name="events", db_index=False
+    )
     name = models.CharField(_("name"), max_length=200)
     slug = models.SlugField(_("slug"), max_length=80, db_index=False)  # unique with tenant
     description = models.TextField(_("description"), blank=True)

@@ -29,7 +29,7 @@ def _save_form(request, form, save):
 
 @require_http_methods(["GET", "POST"])
 def event_create(request):
-    form = EventForm(request.POST or None)
+    form = EventForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         event = _save_form(
             request, form, lambda data: services.event_create(tenant=request.tenant, acting_user=request.user, **data)
@@ -43,7 +43,7 @@ def event_create(request):
 @require_http_methods(["GET", "POST"])
 def event_edit(request, event_id):
     event = selectors.event_get(tenant=request.tenant, event_id=event_id)
-    form = EventForm(request.POST or None, instance=event)
+    form = EventForm(request.POST if request.method == "POST" else None, instance=event)
     if request.method == "POST" and form.is_valid():
         saved = _save_form(
             request, form, lambda data: services.event_update(event=event, acting_user=request.user, **data)

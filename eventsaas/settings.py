@@ -166,7 +166,6 @@ EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "eventsaas <noreply@localhost>")
 
 # Guest code login: attempts allowed per client address and per code.
-RATELIMIT_VIEW = "rsvp.views.ratelimited"
 GUEST_LOGIN_RATE_PER_CLIENT = env_str("GUEST_LOGIN_RATE_PER_CLIENT", "10/m")
 GUEST_LOGIN_RATE_PER_CODE = env_str("GUEST_LOGIN_RATE_PER_CODE", "5/m")
 # django-ratelimit warns about LocMemCache: it is per process, which is what the

@@ -1,6 +1,7 @@
 import uuid
 
 from django import forms
+from django.core.validators import MinValueValidator
 from django.utils.translation import gettext_lazy as _
 
 from guests.models import Guest
@@ -12,6 +13,13 @@ class GuestForm(forms.ModelForm):
         model = Guest
         fields = ["first_name", "last_name", "email", "phone", "expected_guests", "dietary"]
         widgets = {"dietary": forms.Textarea(attrs={"rows": 2})}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # The model's MinValueValidator runs in the service; this also sets min="1" on the input.
+        self.fields["expected_guests"].min_value = 1
+        self.fields["expected_guests"].widget.attrs["min"] = 1
+        self.fields["expected_guests"].validators.append(MinValueValidator(1))
 
     def _post_clean(self):
         # Model validation runs in the service.

@@ -31,8 +31,8 @@ class Guest(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # No single-column index: every guest index leads with tenant.
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
-    event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="guests")
+    tenant = models.ForeignKey(Tenant, models.CASCADE, verbose_name=_("organization"), related_name="+", db_index=False)
+    event = models.ForeignKey(Event, models.CASCADE, verbose_name=_("event"), related_name="guests")
     first_name = models.CharField(_("first name"), max_length=100)
     last_name = models.CharField(_("last name"), max_length=100)
     email = models.EmailField(_("email"), blank=True)
@@ -75,6 +75,8 @@ class Guest(models.Model):
                 name="guest_event_group",
                 condition=Q(group_id__gte=uuid.UUID(int=0)),
             ),
+            # the whole guest list, ordered by name (the default page)
+            models.Index(fields=["tenant", "event", "last_name", "first_name"], name="guest_event_name"),
             # guest list filtered by status, ordered by name
             models.Index(fields=["tenant", "event", "status", "last_name"], name="guest_event_status"),
             # dietary report: coming guests with dietary needs

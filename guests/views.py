@@ -45,7 +45,7 @@ def _apply(form, call):
 @require_http_methods(["GET", "POST"])
 def guest_create(request, event_id):
     event = event_get(tenant=request.tenant, event_id=event_id)
-    form = GuestForm(request.POST or None)
+    form = GuestForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         guest = _apply(form, lambda: services.guest_create(event=event, acting_user=request.user, **form.cleaned_data))
         if guest is not None:
@@ -62,7 +62,7 @@ def guest_create(request, event_id):
 def guest_detail(request, event_id, guest_id):
     event = event_get(tenant=request.tenant, event_id=event_id)
     guest = selectors.guest_get(event=event, guest_id=guest_id)
-    form = GuestForm(request.POST or None, instance=guest)
+    form = GuestForm(request.POST if request.method == "POST" else None, instance=guest)
     if request.method == "POST" and form.is_valid():
         saved = _apply(form, lambda: services.guest_update(guest=guest, acting_user=request.user, **form.cleaned_data))
         if saved is not None:

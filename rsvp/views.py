@@ -74,7 +74,9 @@ def guest_required(view):
 def login(request):
     if request.method == "GET" and current_guest(request) is not None and "code" not in request.GET:
         return redirect("rsvp:answer")
-    form = GuestLoginForm(request.POST or None, initial={"code": request.GET.get("code", "")})
+    form = GuestLoginForm(
+        request.POST if request.method == "POST" else None, initial={"code": request.GET.get("code", "")}
+    )
     status = 200
     if request.method == "POST":
         if _login_is_throttled(request):

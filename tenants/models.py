@@ -78,9 +78,11 @@ class Role(models.TextChoices):
 class Membership(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # Indexed by the (tenant, user) unique constraint and the (user, tenant) index below.
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships", db_index=False)
+    tenant = models.ForeignKey(
+        Tenant, models.CASCADE, verbose_name=_("organization"), related_name="memberships", db_index=False
+    )
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships", db_index=False
+        settings.AUTH_USER_MODEL, models.CASCADE, verbose_name=_("user"), related_name="memberships", db_index=False
     )
     role = models.CharField(_("role"), max_length=10, choices=Role.choices, default=Role.VIEWER)
     created_at = models.DateTimeField(_("created at"), default=timezone.now, editable=False)
@@ -110,16 +112,25 @@ class Invitation(models.Model):
     """A teammate invitation; the token in the emailed link is the only secret."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="invitations", db_index=False)
+    tenant = models.ForeignKey(
+        Tenant, models.CASCADE, verbose_name=_("organization"), related_name="invitations", db_index=False
+    )
     email = models.EmailField(_("email address"))
     role = models.CharField(_("role"), max_length=10, choices=Role.choices, default=Role.ADMIN)
-    token = models.CharField(max_length=64, unique=True, editable=False)
-    invited_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    token = models.CharField(_("token"), max_length=64, unique=True, editable=False)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, verbose_name=_("invited by"), null=True, related_name="+"
+    )
     created_at = models.DateTimeField(_("created at"), default=timezone.now, editable=False)
     expires_at = models.DateTimeField(_("expires at"))
     accepted_at = models.DateTimeField(_("accepted at"), null=True, blank=True)
     accepted_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        settings.AUTH_USER_MODEL,
+        models.SET_NULL,
+        verbose_name=_("accepted by"),
+        null=True,
+        blank=True,
+        related_name="+",
     )
 
     objects = TenantScopedQuerySet.as_manager()
@@ -142,17 +153,22 @@ class AuditLog(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(
-        Tenant, on_delete=models.CASCADE, related_name="+", null=True, blank=True, db_index=False
+        Tenant, models.CASCADE, verbose_name=_("organization"), related_name="+", null=True, blank=True, db_index=False
     )
-    event_id = models.UUIDField(null=True, blank=True)
-    action = models.CharField(max_length=64)
+    event_id = models.UUIDField(_("event"), null=True, blank=True)
+    action = models.CharField(_("action"), max_length=64)
     actor_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        settings.AUTH_USER_MODEL,
+        models.SET_NULL,
+        verbose_name=_("acting user"),
+        null=True,
+        blank=True,
+        related_name="+",
     )
-    actor_guest_id = models.UUIDField(null=True, blank=True)
-    object_id = models.UUIDField(null=True, blank=True)
-    data = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    actor_guest_id = models.UUIDField(_("acting guest"), null=True, blank=True)
+    object_id = models.UUIDField(_("object"), null=True, blank=True)
+    data = models.JSONField(_("data"), default=dict, blank=True)
+    created_at = models.DateTimeField(_("created at"), default=timezone.now, editable=False)
 
     objects = TenantScopedQuerySet.as_manager()
 

@@ -72,7 +72,13 @@ def user_signup(*, email: str, password: str, organization_name: str, first_name
     user.set_password(password)
     user.full_clean(exclude=["password"])
     user.save()
-    tenant = tenant_create(name=organization_name, owner=user)
+    try:
+        tenant = tenant_create(name=organization_name, owner=user)
+    except Exception:
+        # Compensate rather than rely on the transaction (a no-op on MongoDB):
+        # an account without its organization would block the email forever.
+        user.delete()
+        raise
     return user, tenant
 
 
@@ -142,5 +148,9 @@ def user_signup_from_invitation(*, invitation: Invitation, password: str, first_
     user = User(email=invitation.email, first_name=first_name, last_name=last_name)
     user.set_password(password)
     user.save()
-    membership = invitation_accept(invitation=invitation, user=user)
+    try:
+        membership = invitation_accept(invitation=invitation, user=user)
+    except Exception:
+        user.delete()  # see user_signup: no orphan account on any database
+        raise
     return user, membership

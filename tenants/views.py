@@ -17,7 +17,7 @@ def landing(request):
 
 @require_http_methods(["GET", "POST"])
 def signup(request):
-    form = SignupForm(request.POST or None)
+    form = SignupForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         try:
             user, tenant = services.user_signup(**form.cleaned_data)
@@ -49,7 +49,7 @@ def switch(request):
 
 @require_http_methods(["GET", "POST"])
 def team(request):
-    form = InvitationForm(request.POST or None)
+    form = InvitationForm(request.POST if request.method == "POST" else None)
     if request.method == "POST":
         if not request.membership.can_manage_team:
             raise PermissionDenied(_("Only an owner can invite teammates."))
@@ -79,7 +79,7 @@ def team(request):
 @require_http_methods(["GET", "POST"])
 def invitation_accept(request, token):
     invitation = selectors.invitation_by_token(token=token)
-    form = InvitationSignupForm(request.POST or None)
+    form = InvitationSignupForm(request.POST if request.method == "POST" else None)
     usable = invitation.is_usable()
     if request.method == "POST" and usable:
         try:

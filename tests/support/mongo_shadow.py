@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from unittest import mock
 
 from django.core.exceptions import EmptyResultSet, FullResultSet
+from django.db import connections
 from django.db.models.sql import compiler as sql
 from django.db.utils import ConnectionHandler
 
@@ -115,8 +116,11 @@ def compile_for_mongodb(sql_compiler, method: str, args, kwargs) -> None:
         return
     _state.shadowing = True
     try:
+        # Registered per thread under its own alias so the backend's compilers can
+        # look it up by name for subqueries (connections.all() never lists it).
+        connections[SHADOW_ALIAS] = shadow_connection()
         query = sql_compiler.query.clone()
-        mongo = query.get_compiler(connection=shadow_connection(), elide_empty=sql_compiler.elide_empty)
+        mongo = query.get_compiler(using=SHADOW_ALIAS, elide_empty=sql_compiler.elide_empty)
         with ExitStack() as stack:
             for patch in _no_io_patches():
                 stack.enter_context(patch)
