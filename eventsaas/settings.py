@@ -5,6 +5,7 @@ Every variable is documented in `.env.example`. Development defaults are safe
 refuses to start with an unsafe configuration.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -46,6 +47,9 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "tenants",
     "events",
     "guests",
@@ -203,3 +207,51 @@ LOGGING = {
 }
 
 GUEST_LIST_PAGE_SIZE = 50
+
+# --- API (DRF) and tokens -------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["tenants.authentication.JWTAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "eventsaas.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "eventsaas.api.Pagination",
+    "PAGE_SIZE": 50,
+    "EXCEPTION_HANDLER": "eventsaas.api.exception_handler",
+    "UNAUTHENTICATED_USER": None,
+}
+JWT_ISSUER = env_str("JWT_ISSUER", "eventsaas")
+JWT_AUDIENCE = env_str("JWT_AUDIENCE", "eventsaas-api")
+# PEM files, newest first: the first signs, all are published in the JWKS.
+JWT_PRIVATE_KEY_FILES = env_list("JWT_PRIVATE_KEY_FILES", [])
+# Public keys of retired signing keys, published until their tokens have expired.
+JWT_RETIRED_PUBLIC_KEY_FILES = env_list("JWT_RETIRED_PUBLIC_KEY_FILES", [])
+JWT_DEVELOPMENT_KEY_FILE = env_str("JWT_DEVELOPMENT_KEY_FILE", str(BASE_DIR / "var" / "jwt" / "signing-key.pem"))
+JWT_GUEST_TOKEN_LIFETIME = timedelta(minutes=env_int("JWT_GUEST_TOKEN_MINUTES", 12 * 60))
+SIMPLE_JWT = {
+    "ALGORITHM": "RS256",
+    "ACCESS_TOKEN_LIFETIME": timedelta(minutes=env_int("JWT_ACCESS_TOKEN_MINUTES", 10)),
+    "REFRESH_TOKEN_LIFETIME": timedelta(days=env_int("JWT_REFRESH_TOKEN_DAYS", 1)),
+    # No rotation/blacklist: the blacklist app needs SQL tables that MongoDB lacks.
+    "ROTATE_REFRESH_TOKENS": False,
+    "UPDATE_LAST_LOGIN": False,
+    "USER_ID_FIELD": "id",
+    "USER_ID_CLAIM": "sub",
+    "SIGNING_KEY": None,
+    "AUTH_HEADER_TYPES": ("Bearer",),
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "eventsaas API",
+    "DESCRIPTION": (
+        "Organizer and guest API. Authenticate with `Authorization: Bearer <token>`: guests get a token "
+        "from `POST /api/v1/auth/guest-login`, organizers from `POST /api/v1/auth/token`. Tokens are RS256 "
+        "JWTs; the public keys are at `/.well-known/jwks.json`."
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+}

@@ -1,7 +1,9 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from tenants.apis import jwks
 from tenants.forms import EmailAuthenticationForm
 from tenants.views import landing, signup
 
@@ -16,6 +18,10 @@ urlpatterns = [
     path("reset/done/", auth_views.PasswordResetCompleteView.as_view(), name="password_reset_complete"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),
+    path(".well-known/jwks.json", jwks, name="jwks"),
+    path("api/v1/", include(("eventsaas.api_urls", "api"), namespace="api")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("tenants.urls")),
     path("", include("events.urls")),
     path("", include("guests.urls")),

@@ -10,31 +10,15 @@ from django.shortcuts import redirect, render
 from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
-from django_ratelimit.core import is_ratelimited
 
-from guests.codes import normalize_code
 from guests.models import Guest
 from guests.services import guest_record_access
 from rsvp import services
 from rsvp.forms import GuestLoginForm, RsvpForm
+from rsvp.throttling import RETRY_AFTER_SECONDS, guest_login_is_throttled
 
 SESSION_GUEST = "rsvp_guest_id"
 SESSION_CODE = "rsvp_guest_code"
-
-
-def _code_key(group, request):
-    return normalize_code(request.POST.get("code", "")) or "-"
-
-
-def _login_is_throttled(request) -> bool:
-    """Count this attempt against the client and against the code; refuse when either is over."""
-    by_client = is_ratelimited(
-        request, group="rsvp-login-client", key="ip", rate=settings.GUEST_LOGIN_RATE_PER_CLIENT, increment=True
-    )
-    by_code = is_ratelimited(
-        request, group="rsvp-login-code", key=_code_key, rate=settings.GUEST_LOGIN_RATE_PER_CODE, increment=True
-    )
-    return by_client or by_code
 
 
 def _guest_language(request, event) -> str:
@@ -79,7 +63,7 @@ def login(request):
     )
     status = 200
     if request.method == "POST":
-        if _login_is_throttled(request):
+        if guest_login_is_throttled(request, request.POST.get("code", "")):
             form.is_valid()
             form.add_error(None, _("Too many attempts. Please wait a few minutes and try again."))
             status = 429
@@ -98,7 +82,7 @@ def login(request):
             status = 400
     response = render(request, "rsvp/login.html", {"form": form}, status=status)
     if status == 429:
-        response["Retry-After"] = "60"
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response
 
 

@@ -1,0 +1,98 @@
+"""Organizer tokens and the public keys."""
+
+from django.contrib.auth import authenticate
+from django.http import JsonResponse
+from django.views.decorators.cache import cache_control
+from django.views.decorators.http import require_GET
+from django_ratelimit.core import is_ratelimited
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
+from rest_framework_simplejwt.exceptions import TokenError
+
+from eventsaas.api import StrictSerializer
+from tenants import tokens
+from tenants.keys import keyring
+
+
+@require_GET
+@cache_control(public=True, max_age=300)
+def jwks(request):
+    """The public keys that verify every token this deployment signs."""
+    return JsonResponse(keyring().jwks())
+
+
+class TokenPairSerializer(serializers.Serializer):
+    access = serializers.CharField()
+    refresh = serializers.CharField()
+
+
+class TokenObtainApi(APIView):
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    class InputSerializer(StrictSerializer):
+        email = serializers.EmailField()
+        password = serializers.CharField(max_length=256, trim_whitespace=False)
+
+    @extend_schema(
+        operation_id="organizer_token",
+        request=InputSerializer,
+        responses={
+            200: TokenPairSerializer,
+            400: OpenApiResponse(description="Field errors"),
+            401: OpenApiResponse(description="Wrong email or password"),
+            429: OpenApiResponse(description="Too many attempts"),
+        },
+        tags=["auth"],
+    )
+    def post(self, request):
+        if is_ratelimited(request._request, group="organizer-token", key="ip", rate="20/m", increment=True):
+            return Response(
+                {"code": "throttled", "detail": "Too many attempts."},
+                status=status.HTTP_429_TOO_MANY_REQUESTS,
+                headers={"Retry-After": "60"},
+            )
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        user = authenticate(
+            request._request, username=data.validated_data["email"].lower(), password=data.validated_data["password"]
+        )
+        if user is None:
+            return Response(
+                {"code": "invalid_credentials", "detail": "Wrong email or password."},
+                status=status.HTTP_401_UNAUTHORIZED,
+                headers={"WWW-Authenticate": 'Bearer realm="api"'},
+            )
+        return Response(tokens.organizer_token_pair(user))
+
+
+class TokenRefreshApi(APIView):
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    class InputSerializer(StrictSerializer):
+        refresh = serializers.CharField(max_length=4096)
+
+    class OutputSerializer(serializers.Serializer):
+        access = serializers.CharField()
+
+    @extend_schema(
+        operation_id="organizer_token_refresh",
+        request=InputSerializer,
+        responses={200: OutputSerializer, 401: OpenApiResponse(description="Invalid or expired refresh token")},
+        tags=["auth"],
+    )
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            return Response(tokens.organizer_token_refresh(data.validated_data["refresh"]))
+        except (TokenError, tokens.InvalidToken) as exc:
+            return Response(
+                {"code": "token_not_valid", "detail": str(exc)},
+                status=status.HTTP_401_UNAUTHORIZED,
+                headers={"WWW-Authenticate": 'Bearer realm="api"'},
+            )

@@ -1,0 +1,60 @@
+"""DRF authentication from a bearer JWT, checked with public keys only (no database)."""
+
+from rest_framework import authentication, exceptions
+
+from tenants.token_verification import InvalidToken, verify
+
+
+class TokenIdentity:
+    """Who the token says the caller is; built from claims alone."""
+
+    is_authenticated = True
+    is_anonymous = False
+
+    def __init__(self, claims: dict):
+        self.claims = claims
+        self.pk = claims["sub"]
+        self.role = claims["role"]
+
+    @property
+    def is_guest(self) -> bool:
+        return self.role == "guest"
+
+    @property
+    def is_organizer(self) -> bool:
+        return self.role == "organizer"
+
+    def role_in(self, tenant_id) -> str | None:
+        """The organizer's role in that organization according to the token, or None."""
+        org = (self.claims.get("orgs") or {}).get(str(tenant_id))
+        return org.get("role") if isinstance(org, dict) else None
+
+    @property
+    def tenant_ids(self) -> list[str]:
+        return list((self.claims.get("orgs") or {}).keys())
+
+    def __str__(self):
+        return f"{self.role}:{self.pk}"
+
+
+class JWTAuthentication(authentication.BaseAuthentication):
+    keyword = "Bearer"
+
+    def authenticate(self, request):
+        header = authentication.get_authorization_header(request).split()
+        if not header or header[0].lower() != self.keyword.lower().encode():
+            return None
+        if len(header) != 2:
+            raise exceptions.AuthenticationFailed("Authorization header must be 'Bearer <token>'.")
+        try:
+            claims = verify(header[1].decode("ascii", errors="replace"))
+        except InvalidToken as exc:
+            raise exceptions.AuthenticationFailed(str(exc)) from exc
+        if claims.get("token_type") != "access":
+            raise exceptions.AuthenticationFailed("An access token is required.")
+        if claims.get("role") not in {"guest", "organizer"}:
+            raise exceptions.AuthenticationFailed("Unknown role.")
+        return TokenIdentity(claims), claims
+
+    def authenticate_header(self, request):
+        return f'{self.keyword} realm="api"'

@@ -1,0 +1,53 @@
+"""The API's tenancy gate: role, organization and event come from the token's claims.
+
+Organizer endpoints call `organizer_tenant` or `organizer_event` first; both
+scope the lookup by the organizations in the token, so another organization's
+object is a 404 (never a 403), and a viewer's write is a 403.
+"""
+
+from rest_framework import exceptions, permissions
+
+from events.models import Event
+from tenants.models import Role, Tenant
+
+
+class IsGuest(permissions.BasePermission):
+    message = "This endpoint is for guests."
+
+    def has_permission(self, request, view):
+        return bool(request.user and request.user.is_authenticated and request.user.is_guest)
+
+
+class IsOrganizer(permissions.BasePermission):
+    message = "This endpoint is for organizers."
+
+    def has_permission(self, request, view):
+        return bool(request.user and request.user.is_authenticated and request.user.is_organizer)
+
+
+WRITE_ROLES = {Role.OWNER, Role.ADMIN}
+
+
+def _check_role(identity, tenant_id, *, write: bool) -> str:
+    role = identity.role_in(tenant_id)
+    if role is None:
+        raise exceptions.NotFound()
+    if write and role not in WRITE_ROLES:
+        raise exceptions.PermissionDenied("Your role can read this organization, not change it.")
+    return role
+
+
+def organizer_tenant(request, tenant_slug: str, *, write: bool = False) -> Tenant:
+    tenant = Tenant.objects.filter(slug=tenant_slug, pk__in=request.user.tenant_ids).first()
+    if tenant is None:
+        raise exceptions.NotFound()
+    _check_role(request.user, tenant.pk, write=write)
+    return tenant
+
+
+def organizer_event(request, event_id, *, write: bool = False) -> Event:
+    event = Event.objects.select_related("tenant").filter(pk=event_id, tenant_id__in=request.user.tenant_ids).first()
+    if event is None:
+        raise exceptions.NotFound()
+    _check_role(request.user, event.tenant_id, write=write)
+    return event
