@@ -33,8 +33,15 @@ def _state(guest):
     return guest.status, guest.num_guests, guest.rsvp_at
 
 
+QUESTIONS = [
+    {"key": "meal", "label": "Main course", "choices": ["Fish", "Meat"]},
+    {"key": "song", "label": "Which song gets you dancing?", "choices": []},
+]
+
+
 @pytest.fixture
-def anna(household):
+def anna(household, event):
+    Event.objects.filter(pk=event.pk).update(questions=QUESTIONS)
     return _fresh(household[0])
 
 
@@ -275,6 +282,22 @@ def test_dietary_needs_and_answers_are_saved_on_the_answering_guest(anna, lisa):
     assert saved.dietary == "No nuts"
     assert saved.answers == {"meal": "Fish", "song": "Abba"}
     assert Guest.objects.get(pk=lisa.pk).answers == {}
+
+
+@pytest.mark.parametrize(
+    ("answers", "message"),
+    [
+        ({"colour": "blue"}, "“colour” is not a question of this event."),
+        ({"meal": "Tofu"}, "Choose one of the options for “Main course”."),
+        ({"song": "x" * 501}, "must be text of at most 500 characters"),
+    ],
+)
+def test_answers_outside_the_events_questions_are_refused_and_nothing_is_saved(anna, answers, message):
+    with pytest.raises(ValidationError) as error:
+        rsvp_submit(guest=anna, attending=True, num_guests=2, answers=answers)
+
+    assert message in " ".join(error.value.message_dict["answers"])
+    assert _state(anna) == (Guest.Status.PENDING, 0, None)
 
 
 def test_declining_guest_can_still_leave_answers(anna):
