@@ -1,5 +1,13 @@
-"""Celery application. Workers arrive with the workers issue; until then tasks
-run in-process (CELERY_TASK_ALWAYS_EAGER) when no REDIS_URL is configured."""
+"""The Celery application, configured from Django settings (the CELERY_* names).
+
+With a broker server (REDIS_URL or CELERY_BROKER_URL) tasks run on workers:
+`celery -A eventsaas worker` and exactly one `celery -A eventsaas beat`. The
+embedded default has no broker server, so tasks run in the calling process
+(CELERY_TASK_ALWAYS_EAGER). docs/workers.md explains the reliability settings.
+
+Every task uses eventsaas.tasks.BaseTask: transient errors are retried with
+backoff, and a task that still fails is recorded as a tenants.FailedTask.
+"""
 
 import os
 
@@ -7,6 +15,6 @@ from celery import Celery
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "eventsaas.settings")
 
-app = Celery("eventsaas")
+app = Celery("eventsaas", task_cls="eventsaas.tasks:BaseTask")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()

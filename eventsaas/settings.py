@@ -180,8 +180,64 @@ if USES_MONGODB:
     # validators that the services run (full_clean) before saving.
     SILENCED_SYSTEM_CHECKS.append("models.W027")
 
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL or "memory://")
-CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not REDIS_URL)
+# --- Celery (docs/workers.md) ---------------------------------------------------
+# With a broker server (REDIS_URL or CELERY_BROKER_URL) tasks go to workers; the
+# embedded default has none, so tasks run in the calling process (eager) and
+# bin/run needs nothing else.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "") or REDIS_URL or "memory://"
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", CELERY_BROKER_URL.startswith("memory://"))
+# Eager task errors stay in the task (recorded as FailedTask), as they would on a worker.
+CELERY_TASK_EAGER_PROPAGATES = False
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TIMEZONE = TIME_ZONE
+CELERY_ENABLE_UTC = True
+# Tasks change the database and return nothing worth storing: no result backend.
+CELERY_TASK_IGNORE_RESULT = True
+# Reliability. Every task is idempotent (STYLE.md), so a message is acknowledged
+# only after the task ran and is delivered again if the worker dies mid-task.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+# One message at a time per process: late acks plus a deep prefetch would park
+# tasks behind a slow one (and redeliver them all if that worker dies).
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 120)
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 150)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    # Redis redelivers an unacknowledged message after this long. It must exceed
+    # the hard time limit and the longest retry countdown (BaseTask caps backoff
+    # at 10 minutes), or a task still running or waiting would run twice.
+    "visibility_timeout": 3600,
+    "socket_connect_timeout": 2,
+    # Publishing while the broker is down fails in about a second instead of hanging.
+    "max_retries": 3,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.5,
+}
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 3, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+CELERY_BEAT_SCHEDULE_FILENAME = env_str("CELERY_BEAT_SCHEDULE_FILENAME", str(BASE_DIR / "var" / "celerybeat-schedule"))
+
+# Activity tracking (guests/activity.py): requests publish small messages that a
+# periodic task writes in batches. ACTIVITY_TRACKING=0 switches recording off.
+ACTIVITY_TRACKING = env_bool("ACTIVITY_TRACKING", True)
+ACTIVITY_FLUSH_SECONDS = env_int("ACTIVITY_FLUSH_SECONDS", 5)
+ACTIVITY_FLUSH_BATCH = env_int("ACTIVITY_FLUSH_BATCH", 500)
+# After a failed publish, a web process drops activity for this long instead of
+# trying the broker on every request.
+ACTIVITY_BROKER_BACKOFF_SECONDS = env_int("ACTIVITY_BROKER_BACKOFF_SECONDS", 30)
+
+CELERY_BEAT_SCHEDULE = {
+    "guests.activity_flush": {
+        "task": "guests.activity_flush",
+        "schedule": ACTIVITY_FLUSH_SECONDS,
+        # A flush that waited longer than one window is superseded by the next one.
+        "options": {"expires": ACTIVITY_FLUSH_SECONDS},
+    },
+}
 
 # With Redis, sessions are read from the cache and written through to the
 # database, so any web process can serve any request.

@@ -9,3 +9,15 @@ SILENCED_SYSTEM_CHECKS = ["django_ratelimit.E003", "django_ratelimit.W001"]
 CELERY_TASK_ALWAYS_EAGER = True
 CELERY_BROKER_URL = "memory://"
 LANGUAGE_CODE = "en"
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    # A file rather than in-memory: the Redis worker tests (tests/workers/) run a
+    # Celery worker in another thread, which must see the same database with
+    # normal locking (WAL). pytest-xdist appends _gw0, _gw1, ... per process.
+    import os
+    import tempfile
+
+    DATABASES["default"]["TEST"] = {  # noqa: F405
+        "NAME": os.path.join(tempfile.gettempdir(), f"eventsaas-test-{os.getpid()}.sqlite3")
+    }

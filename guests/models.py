@@ -95,3 +95,53 @@ class Guest(models.Model):
     @property
     def has_answered(self) -> bool:
         return self.status != self.Status.PENDING
+
+
+class GuestActivity(models.Model):
+    """One thing a guest did (or an organizer did with a guest), written in batches by guests.activity.
+
+    Best effort: a request only publishes the event; the consumer inserts these
+    rows and moves the guest's last_login_at / last_access_at forward. The id is
+    chosen when the event happens, so a message delivered twice is stored once.
+    """
+
+    class Kind(models.TextChoices):
+        LOGIN = "login", _("Logged in")
+        PAGE_VIEW = "page_view", _("Opened the RSVP page")
+        API_CALL = "api_call", _("Used the app (API)")
+        RSVP_SUBMITTED = "rsvp_submitted", _("Sent an answer")
+        ORGANIZER_VIEW = "organizer_view", _("Viewed by the organizer")
+
+    #: Kinds that are the guest's own doing: they move last_access_at.
+    GUEST_KINDS = frozenset({Kind.LOGIN, Kind.PAGE_VIEW, Kind.API_CALL, Kind.RSVP_SUBMITTED})
+    USER_AGENT_MAX_LENGTH = 200
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # No single-column indexes: the two below lead with what every query filters on.
+    tenant = models.ForeignKey(Tenant, models.CASCADE, verbose_name=_("organization"), related_name="+", db_index=False)
+    event = models.ForeignKey(Event, models.CASCADE, verbose_name=_("event"), related_name="+", db_index=False)
+    guest = models.ForeignKey(Guest, models.CASCADE, verbose_name=_("guest"), related_name="activity", db_index=False)
+    kind = models.CharField(_("kind"), max_length=20, choices=Kind.choices)
+    at = models.DateTimeField(_("at"))
+    user_agent = models.CharField(_("browser"), max_length=USER_AGENT_MAX_LENGTH, blank=True)
+    # A keyed hash of the client's IP address: tells devices apart, never stores the address.
+    client_hash = models.CharField(_("client"), max_length=32, blank=True)
+    # The organizer for organizer_view; a plain id, not a foreign key, so a
+    # batch never fails because an account was deleted while it waited.
+    actor_user_id = models.UUIDField(_("acting user"), null=True, blank=True)
+
+    objects = TenantScopedQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("guest activity")
+        verbose_name_plural = _("guest activity")
+        ordering = ["-at"]
+        indexes = [
+            # the event's recent activity (organizer activity page) and retention cleanup
+            models.Index(fields=["tenant", "event", "at"], name="activity_event_at"),
+            # one guest's timeline (guest detail page)
+            models.Index(fields=["guest", "at"], name="activity_guest_at"),
+        ]
+
+    def __str__(self):
+        return f"{self.kind} @ {self.at:%Y-%m-%d %H:%M}"

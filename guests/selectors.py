@@ -6,7 +6,7 @@ from django.db.models import Count, F, Q, Sum
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
-from guests.models import Guest
+from guests.models import Guest, GuestActivity
 
 COMING = Q(status=Guest.Status.COMING)
 HAS_DIETARY = ~Q(dietary="")
@@ -117,3 +117,39 @@ def guest_activity(*, event, sort: str = "last_access", never_opened_only: bool 
     if never_opened_only:
         guests = guests.filter(last_login_at__isnull=True)
     return guests.order_by(*ACTIVITY_SORTS.get(sort, ACTIVITY_SORTS["last_access"]), "pk")
+
+
+ACTIVITY_TIMELINE_LENGTH = 30
+
+
+def guest_activity_timeline(*, guest, limit: int = ACTIVITY_TIMELINE_LENGTH) -> list[GuestActivity]:
+    """The guest's most recent activity, newest first (index activity_guest_at)."""
+    entries = list(
+        GuestActivity.objects.for_tenant(guest.tenant)
+        .filter(event_id=guest.event_id, guest_id=guest.pk)
+        .order_by("-at", "pk")[:limit]
+    )
+    _attach_actors(entries)
+    return entries
+
+
+def event_recent_activity(*, event, limit: int = ACTIVITY_TIMELINE_LENGTH) -> list[GuestActivity]:
+    """The event's most recent activity with each guest's name, newest first (index activity_event_at)."""
+    entries = list(
+        GuestActivity.objects.filter(tenant_id=event.tenant_id, event_id=event.pk)
+        .select_related("guest")
+        .only("pk", "kind", "at", "actor_user_id", "guest", "guest__first_name", "guest__last_name")
+        .order_by("-at", "pk")[:limit]
+    )
+    _attach_actors(entries)
+    return entries
+
+
+def _attach_actors(entries) -> None:
+    """Set `.actor` (the organizer's account, or None) on organizer views, in one query for all of them."""
+    from tenants.models import User
+
+    ids = {e.actor_user_id for e in entries if e.actor_user_id}
+    users = {u.pk: u for u in User.objects.filter(pk__in=ids).only("pk", "email")} if ids else {}
+    for entry in entries:
+        entry.actor = users.get(entry.actor_user_id)

@@ -1,13 +1,15 @@
-"""Write operations on guests: creation, editing, codes, groups, activity stamps."""
+"""Write operations on guests: creation, editing, codes, groups, activity records and stamps."""
 
 import uuid
+from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
-from django.db.models import Q
-from django.utils import timezone
+from django.db.models import DateTimeField, F, Value
+from django.db.models.functions import Coalesce, Greatest
 
+from eventsaas.db import atomic
 from guests.codes import generate_code
-from guests.models import Guest
+from guests.models import Guest, GuestActivity
 from tenants.services import audit_log_record
 
 EDITABLE_FIELDS = ("first_name", "last_name", "email", "phone", "expected_guests", "dietary")
@@ -114,18 +116,84 @@ def guest_group_leave(*, guest: Guest, acting_user) -> Guest:
     return guest
 
 
-def _stamp(guest_id, field: str, when) -> None:
-    # Conditional update: a stale or duplicate stamp never moves the time backwards.
-    Guest.objects.filter(pk=guest_id).filter(Q(**{f"{field}__isnull": True}) | Q(**{f"{field}__lt": when})).update(
-        **{field: when}
-    )
+@dataclass
+class ActivityBatchResult:
+    rows_inserted: int = 0
+    guests_updated: int = 0
+    dropped: int = 0
 
 
-def guest_record_login(*, guest: Guest, when=None) -> None:
-    when = when or timezone.now()
-    _stamp(guest.pk, "last_login_at", when)
-    _stamp(guest.pk, "last_access_at", when)
+def _later_of(field: str, when) -> Greatest:
+    """The stored time or `when`, whichever is later: a stamp never moves backwards.
+
+    Coalesce because SQLite's MAX() (and MongoDB's $max on a missing field) would
+    otherwise give NULL for a guest who has no stamp yet.
+    """
+    value = Value(when, output_field=DateTimeField())
+    return Greatest(Coalesce(F(field), value), value)
 
 
-def guest_record_access(*, guest: Guest, when=None) -> None:
-    _stamp(guest.pk, "last_access_at", when or timezone.now())
+def guest_activity_record_batch(*, events) -> ActivityBatchResult:
+    """Write a batch of activity events (guests.activity.ActivityEvent): one row each, one update per guest.
+
+    All events of one guest in the batch become a single UPDATE that sets
+    last_access_at (and last_login_at, if the batch holds a login) to the later
+    of the stored value and the batch's newest event, so events arriving late or
+    twice never move time backwards. The rows go in with one bulk insert.
+
+    Idempotent: an event whose id is already stored (a message delivered
+    again) adds no row. Events of guests that no longer exist, or whose
+    tenant/event do not match the guest, are dropped.
+    """
+    unique = list({event.id: event for event in events}.values())
+    if not unique:
+        return ActivityBatchResult()
+    guests = {
+        pk: (tenant_id, event_id)
+        for pk, tenant_id, event_id in Guest.objects.filter(pk__in={e.guest_id for e in unique}).values_list(
+            "pk", "tenant_id", "event_id"
+        )
+    }
+    valid = [e for e in unique if guests.get(e.guest_id) == (e.tenant_id, e.event_id)]
+    result = ActivityBatchResult(dropped=len(unique) - len(valid))
+    if not valid:
+        return result
+    already_stored = set(GuestActivity.objects.filter(pk__in=[e.id for e in valid]).values_list("pk", flat=True))
+
+    latest_access: dict = {}
+    latest_login: dict = {}
+    for event in valid:
+        if event.is_guest_access:
+            latest_access[event.guest_id] = max(event.at, latest_access.get(event.guest_id, event.at))
+        if event.is_login:
+            latest_login[event.guest_id] = max(event.at, latest_login.get(event.guest_id, event.at))
+
+    rows = [
+        GuestActivity(
+            id=e.id,
+            tenant_id=e.tenant_id,
+            event_id=e.event_id,
+            guest_id=e.guest_id,
+            kind=e.kind,
+            at=e.at,
+            user_agent=e.user_agent,
+            client_hash=e.client_hash,
+            actor_user_id=e.actor_user_id,
+        )
+        for e in valid
+        if e.id not in already_stored
+    ]
+    # One transaction for tidiness (and one commit on SQLite); correctness does
+    # not depend on it: replaying the batch changes nothing.
+    with atomic():
+        if rows:
+            GuestActivity.objects.bulk_create(rows)
+        for guest_id, accessed_at in latest_access.items():
+            tenant_id, event_id = guests[guest_id]
+            stamps = {"last_access_at": _later_of("last_access_at", accessed_at)}
+            if guest_id in latest_login:
+                stamps["last_login_at"] = _later_of("last_login_at", latest_login[guest_id])
+            Guest.objects.filter(pk=guest_id, tenant_id=tenant_id, event_id=event_id).update(**stamps)
+    result.rows_inserted = len(rows)
+    result.guests_updated = len(latest_access)
+    return result

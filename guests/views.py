@@ -10,7 +10,9 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from events.selectors import event_get
 from guests import selectors, services
+from guests.activity import track_activity
 from guests.forms import GroupConnectForm, GuestFilterForm, GuestForm
+from guests.models import GuestActivity
 
 
 def _back_to_list(request, event):
@@ -68,11 +70,14 @@ def guest_detail(request, event_id, guest_id):
         if saved is not None:
             messages.success(request, _("Guest saved."))
             return redirect("guests:detail", tenant_slug=request.tenant.slug, event_id=event.pk, guest_id=guest.pk)
+    if request.method == "GET":
+        track_activity(guest=guest, kind=GuestActivity.Kind.ORGANIZER_VIEW, request=request, actor_user=request.user)
     context = {
         "event": event,
         "guest": guest,
         "form": form,
         "members": selectors.group_members(guest=guest),
+        "timeline": selectors.guest_activity_timeline(guest=guest),
         "rsvp_link": request.build_absolute_uri(f"/rsvp/?code={guest.code}"),
     }
     return render(request, "guests/guest_detail.html", context, status=400 if form.errors else 200)
@@ -154,5 +159,12 @@ def activity(request, event_id):
     page = Paginator(selectors.guest_activity(event=event, sort=sort, never_opened_only=never), 100).get_page(
         request.GET.get("page")
     )
-    context = {"event": event, "page": page, "sort": sort, "never": never, "sorts": selectors.ACTIVITY_SORTS}
+    context = {
+        "event": event,
+        "page": page,
+        "sort": sort,
+        "never": never,
+        "sorts": selectors.ACTIVITY_SORTS,
+        "recent": selectors.event_recent_activity(event=event),
+    }
     return render(request, "guests/activity.html", context)

@@ -8,8 +8,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from eventsaas.api import StrictSerializer
-from guests.models import Guest
-from guests.services import guest_record_access
+from guests.activity import track_activity
+from guests.models import Guest, GuestActivity
 from rsvp import services
 from rsvp.throttling import RETRY_AFTER_SECONDS, guest_login_is_throttled
 from tenants.permissions import IsGuest
@@ -121,6 +121,7 @@ class GuestLoginApi(APIView):
                 status=status.HTTP_401_UNAUTHORIZED,
                 headers={"WWW-Authenticate": 'Bearer realm="api"'},
             )
+        track_activity(guest=guest, kind=GuestActivity.Kind.LOGIN, request=request)
         output = {
             "access": guest_access_token(guest),
             "token_type": "Bearer",
@@ -159,7 +160,7 @@ class RsvpApi(APIView):
     @extend_schema(operation_id="rsvp_read", responses={200: InvitationSerializer}, tags=["guest"])
     def get(self, request):
         guest = guest_from_token(request)
-        guest_record_access(guest=guest)
+        track_activity(guest=guest, kind=GuestActivity.Kind.API_CALL, request=request)
         return Response(invitation_data(guest))
 
     @extend_schema(
@@ -187,7 +188,7 @@ class RsvpApi(APIView):
     )
     def put(self, request):
         guest = guest_from_token(request)
-        guest_record_access(guest=guest)
+        track_activity(guest=guest, kind=GuestActivity.Kind.API_CALL, request=request)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         answer = data.validated_data
@@ -223,5 +224,6 @@ class RsvpApi(APIView):
                 },
                 status=status.HTTP_409_CONFLICT,
             )
+        track_activity(guest=guest, kind=GuestActivity.Kind.RSVP_SUBMITTED, request=request)
         guest.refresh_from_db()
         return Response(invitation_data(guest))

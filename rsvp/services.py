@@ -19,7 +19,6 @@ from django.utils.translation import gettext as _
 from guests.codes import normalize_code, normalize_name
 from guests.models import Guest
 from guests.selectors import group_members
-from guests.services import guest_record_login
 from tenants.services import audit_log_record
 
 
@@ -40,7 +39,11 @@ class RsvpNeedsConfirmation(Exception):
 
 
 def guest_authenticate(*, code: str, last_name: str) -> Guest | None:
-    """The guest with this code and last name, or None; both mistakes look the same to the caller."""
+    """The guest with this code and last name, or None; both mistakes look the same to the caller.
+
+    Writes nothing: the login page and API record the login as activity
+    (guests.activity.track_activity), which moves last_login_at off the request path.
+    """
     code = normalize_code(code)
     if not code:
         return None
@@ -49,7 +52,6 @@ def guest_authenticate(*, code: str, last_name: str) -> Guest | None:
         return None
     if guest.event.is_archived:
         return None
-    guest_record_login(guest=guest)
     return guest
 
 

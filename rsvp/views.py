@@ -11,8 +11,8 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from guests.models import Guest
-from guests.services import guest_record_access
+from guests.activity import track_activity
+from guests.models import Guest, GuestActivity
 from rsvp import services
 from rsvp.forms import GuestLoginForm, RsvpForm
 from rsvp.throttling import RETRY_AFTER_SECONDS, guest_login_is_throttled
@@ -46,7 +46,7 @@ def guest_required(view):
         guest = current_guest(request)
         if guest is None or guest.event.is_archived:
             return redirect("rsvp:login")
-        guest_record_access(guest=guest)
+        track_activity(guest=guest, kind=GuestActivity.Kind.PAGE_VIEW, request=request)
         with translation.override(_guest_language(request, guest.event)):
             # Pages are rendered inside the override, so the guest sees the event's language.
             return view(request, guest, *args, **kwargs)
@@ -73,6 +73,7 @@ def login(request):
                 request.session.cycle_key()
                 request.session[SESSION_GUEST] = str(guest.pk)
                 request.session[SESSION_CODE] = guest.code
+                track_activity(guest=guest, kind=GuestActivity.Kind.LOGIN, request=request)
                 return redirect("rsvp:answer")
             form.add_error(
                 None, _("We could not find an invitation with this code and last name. Check both and try again.")
@@ -144,6 +145,7 @@ def answer(request, guest):
                 form.add_error(field if field in form.fields else None, errors)
             status = 400
         else:
+            track_activity(guest=guest, kind=GuestActivity.Kind.RSVP_SUBMITTED, request=request)
             messages.success(request, _("Thank you! Your answer is saved. You can change it until the deadline."))
             return redirect("rsvp:answer")
     elif request.method == "POST":

@@ -1,7 +1,8 @@
-"""Write operations on organizations, memberships and invitations."""
+"""Write operations on organizations, memberships and invitations, and on failed tasks."""
 
 import secrets
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -13,7 +14,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
-from tenants.models import AuditLog, Invitation, Membership, Role, Tenant
+from tenants.models import AuditLog, FailedTask, Invitation, Membership, Role, Tenant
 
 User = get_user_model()
 
@@ -154,3 +155,53 @@ def user_signup_from_invitation(*, invitation: Invitation, password: str, first_
         user.delete()  # see user_signup: no orphan account on any database
         raise
     return user, membership
+
+
+def failed_task_record(
+    *, task_name, args, kwargs, error, traceback="", task_id="", retries=0, stage=FailedTask.Stage.RUN
+) -> FailedTask:
+    """Store a task that failed for good. Idempotent per Celery task id (a failure handler may run twice)."""
+    fields = {
+        "task_name": task_name,
+        "args": args,
+        "kwargs": kwargs,
+        "error": error,
+        "traceback": traceback,
+        "retries": retries,
+        "stage": stage,
+    }
+    if not task_id:
+        return FailedTask.objects.create(**fields)
+    try:
+        with transaction.atomic():
+            return FailedTask.objects.create(task_id=task_id, **fields)
+    except IntegrityError:
+        return FailedTask.objects.get(task_id=task_id)
+
+
+def failed_task_retry(*, failed_task: FailedTask, acting_user) -> bool:
+    """Send the task again with its stored arguments, after commit; False if this row was already retried.
+
+    The compare-and-set on `retried_at` makes two staff members clicking
+    "Retry" at once send it once. If the retried run fails again, that failure
+    is a new FailedTask row.
+    """
+    from eventsaas.tasks import send_task, task_by_name
+
+    task = task_by_name(failed_task.task_name)  # KeyError for a task that no longer exists
+    now = timezone.now()
+    retried_by = acting_user if acting_user is not None and acting_user.is_authenticated else None
+    won = FailedTask.objects.filter(pk=failed_task.pk, retried_at__isnull=True).update(
+        retried_at=now, retried_by=retried_by
+    )
+    if not won:
+        return False
+    failed_task.retried_at = now
+    audit_log_record(
+        action="task.retried",
+        actor_user=acting_user,
+        object_id=failed_task.pk,
+        data={"task": failed_task.task_name, "task_id": failed_task.task_id},
+    )
+    transaction.on_commit(partial(send_task, task, args=failed_task.args, kwargs=failed_task.kwargs))
+    return True

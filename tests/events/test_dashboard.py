@@ -298,9 +298,12 @@ def test_activity_page_filters_guests_who_never_opened_the_invitation(owner_clie
     assert "Show everyone" in page
 
 
-def test_activity_page_reflects_a_real_guest_login(client, owner, tenant, event, activity_guests):
+def test_activity_page_reflects_a_real_guest_login(
+    client, owner, tenant, event, activity_guests, django_capture_on_commit_callbacks
+):
     vera = activity_guests["never"]
-    client.post("/rsvp/", {"code": vera.code, "last_name": "Never"})
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/rsvp/", {"code": vera.code, "last_name": "Never"})
     client.force_login(owner)
 
     response = client.get(_url("guests:activity", tenant, event), {"sort": "last_login"})

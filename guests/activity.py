@@ -1,0 +1,306 @@
+"""Activity tracking, best effort and batched (DESIGN.md "Activity", docs/workers.md).
+
+- Producer: `track_activity(guest=..., kind=..., request=...)`, one line in a
+  view or API. After commit it publishes a small JSON message to the
+  `eventsaas.activity` queue on the Celery broker (a Redis list). It never
+  writes to the database, never raises and never waits for a down broker:
+  a failed publish is logged, the event is dropped, and the process stops
+  trying for ACTIVITY_BROKER_BACKOFF_SECONDS so an outage costs nothing per request.
+- Consumer: `activity_flush()`, run by the periodic task `guests.activity_flush`
+  (beat, every ACTIVITY_FLUSH_SECONDS). It drains the queue in batches and hands
+  each batch to `guests.services.guest_activity_record_batch`: one row per
+  event, one stamp update per guest. Messages are acknowledged after the batch
+  is written; re-delivered ones are recognised by their event id.
+- Embedded default (no broker server, tasks eager, no beat): `track_activity`
+  writes the event through the same service at once, as a batch of one.
+"""
+
+import dataclasses
+import datetime
+import logging
+import time
+import uuid
+from functools import partial
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django.utils.crypto import salted_hmac
+from kombu import Exchange, Queue
+
+from guests.models import GuestActivity
+
+logger = logging.getLogger(__name__)
+
+ACTIVITY_EXCHANGE = Exchange("eventsaas.activity", type="direct", durable=True)
+ACTIVITY_QUEUE = Queue("eventsaas.activity", ACTIVITY_EXCHANGE, routing_key="activity", durable=True)
+MESSAGE_VERSION = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class ActivityEvent:
+    """One tracked event as it travels from the request to the consumer."""
+
+    id: uuid.UUID
+    tenant_id: uuid.UUID
+    event_id: uuid.UUID
+    guest_id: uuid.UUID
+    kind: str
+    at: datetime.datetime
+    user_agent: str = ""
+    client_hash: str = ""
+    actor_user_id: uuid.UUID | None = None
+
+    @property
+    def is_guest_access(self) -> bool:
+        return self.kind in GuestActivity.GUEST_KINDS
+
+    @property
+    def is_login(self) -> bool:
+        return self.kind == GuestActivity.Kind.LOGIN
+
+    def as_message(self) -> dict:
+        return {
+            "v": MESSAGE_VERSION,
+            "id": str(self.id),
+            "tenant_id": str(self.tenant_id),
+            "event_id": str(self.event_id),
+            "guest_id": str(self.guest_id),
+            "kind": self.kind,
+            "at": self.at.isoformat(),
+            "user_agent": self.user_agent,
+            "client_hash": self.client_hash,
+            "actor_user_id": str(self.actor_user_id) if self.actor_user_id else None,
+        }
+
+    @classmethod
+    def from_message(cls, body) -> "ActivityEvent":
+        """Parse and check a message; ValueError when it is not one of ours."""
+        try:
+            if body.get("v") != MESSAGE_VERSION or body["kind"] not in GuestActivity.Kind.values:
+                raise ValueError("unknown message version or kind")
+            at = datetime.datetime.fromisoformat(body["at"])
+            if timezone.is_naive(at):
+                raise ValueError("naive timestamp")
+            actor = body.get("actor_user_id")
+            return cls(
+                id=uuid.UUID(body["id"]),
+                tenant_id=uuid.UUID(body["tenant_id"]),
+                event_id=uuid.UUID(body["event_id"]),
+                guest_id=uuid.UUID(body["guest_id"]),
+                kind=body["kind"],
+                at=at,
+                user_agent=str(body.get("user_agent") or "")[: GuestActivity.USER_AGENT_MAX_LENGTH],
+                client_hash=str(body.get("client_hash") or "")[:32],
+                actor_user_id=uuid.UUID(actor) if actor else None,
+            )
+        except (AttributeError, KeyError, TypeError) as exc:
+            raise ValueError(f"malformed activity message: {exc!r}") from exc
+
+
+# --- producer ------------------------------------------------------------------------------
+
+
+def track_activity(*, guest, kind: str, request=None, actor_user=None, at=None) -> None:
+    """Record, best effort, that `guest` did `kind` (or, for organizer_view, that `actor_user` looked at them).
+
+    Call it from a view or API once the guest is known, e.g.
+    `track_activity(guest=guest, kind=GuestActivity.Kind.API_CALL, request=request)`.
+    It returns at once and never raises: tracking must not cost a guest their page.
+    """
+    if not settings.ACTIVITY_TRACKING:
+        return
+    try:
+        event = ActivityEvent(
+            id=uuid.uuid4(),
+            tenant_id=guest.tenant_id,
+            event_id=guest.event_id,
+            guest_id=guest.pk,
+            kind=kind,
+            at=at or timezone.now(),
+            user_agent=_user_agent(request),
+            client_hash=_client_hash(request),
+            actor_user_id=actor_user.pk if actor_user is not None and actor_user.is_authenticated else None,
+        )
+        # Published only if the request's transaction (if any) commits.
+        transaction.on_commit(partial(_deliver, event))
+    except Exception:
+        logger.warning("Activity not tracked", exc_info=True)
+
+
+def _user_agent(request) -> str:
+    if request is None:
+        return ""
+    return request.META.get("HTTP_USER_AGENT", "")[: GuestActivity.USER_AGENT_MAX_LENGTH]
+
+
+def _client_hash(request) -> str:
+    """A keyed hash of the client address (the key is SECRET_KEY): the same device is recognisable, the IP is not."""
+    address = request.META.get("REMOTE_ADDR", "") if request is not None else ""
+    if not address:
+        return ""
+    return salted_hmac("eventsaas.guests.activity.client", address, algorithm="sha256").hexdigest()[:32]
+
+
+def _deliver(event: ActivityEvent) -> None:
+    from eventsaas.celery import app
+
+    if app.conf.task_always_eager:
+        # Embedded default: no broker server, no worker; the same service, a batch of one.
+        from guests.services import guest_activity_record_batch
+
+        try:
+            guest_activity_record_batch(events=[event])
+        except Exception:
+            logger.warning("Activity not recorded", exc_info=True)
+        return
+    _broker_gate.publish(event)
+
+
+class _BrokerGate:
+    """Publishes activity messages; after a failure, stops trying for a while (per process).
+
+    While the broker is down each request would otherwise pay for a connection
+    attempt and write a warning; instead the first failure is logged with the
+    back-off, and the events dropped meanwhile are counted in the next warning.
+    """
+
+    def __init__(self):
+        self.closed_until = 0.0
+        self.dropped = 0
+
+    def publish(self, event: ActivityEvent) -> bool:
+        from eventsaas.celery import app
+
+        now = time.monotonic()
+        if now < self.closed_until:
+            self.dropped += 1
+            return False
+        try:
+            with app.producer_pool.acquire(block=True, timeout=1) as producer:
+                # One quick connection attempt: never the minutes-long reconnect loop of a worker.
+                producer.connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=1)
+                producer.publish(
+                    event.as_message(),
+                    exchange=ACTIVITY_EXCHANGE,
+                    routing_key=ACTIVITY_QUEUE.routing_key,
+                    declare=[ACTIVITY_QUEUE],
+                    serializer="json",
+                    delivery_mode="persistent",
+                    retry=False,
+                )
+        except Exception as exc:
+            backoff = settings.ACTIVITY_BROKER_BACKOFF_SECONDS
+            self.closed_until = now + backoff
+            dropped, self.dropped = self.dropped + 1, 0
+            logger.warning(
+                "Activity broker unreachable (%s: %s); %d event(s) dropped, not trying again for %d s",
+                type(exc).__name__,
+                exc,
+                dropped,
+                backoff,
+            )
+            return False
+        return True
+
+    def reset(self) -> None:
+        self.closed_until, self.dropped = 0.0, 0
+
+
+_broker_gate = _BrokerGate()
+
+
+# --- consumer ------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class FlushResult:
+    messages: int = 0
+    rows_inserted: int = 0
+    guests_updated: int = 0
+    dropped: int = 0
+
+
+def activity_flush(*, batch_size: int | None = None, max_seconds: float = 60) -> FlushResult:
+    """Drain the activity queue a batch at a time until it is empty (or `max_seconds` have passed).
+
+    Each batch becomes one call of guest_activity_record_batch, then its
+    messages are acknowledged. A transient error (database gone) puts the
+    batch back on the queue for the next flush and raises; any other error
+    writes the batch's events one by one, so one bad event cannot block the
+    queue forever.
+    """
+    from eventsaas.celery import app
+
+    batch_size = batch_size or settings.ACTIVITY_FLUSH_BATCH
+    deadline = time.monotonic() + max_seconds
+    result = FlushResult()
+    with app.connection_for_read() as connection:
+        queue = ACTIVITY_QUEUE(connection.default_channel)
+        queue.declare()
+        while time.monotonic() < deadline:
+            messages = _take(queue, batch_size)
+            if not messages:
+                break
+            _write(messages, result)
+            if len(messages) < batch_size:
+                break
+    return result
+
+
+def _take(queue, count: int) -> list:
+    messages = []
+    while len(messages) < count:
+        message = queue.get(no_ack=False, accept=["json"])
+        if message is None:
+            break
+        messages.append(message)
+    return messages
+
+
+def _write(messages, result: FlushResult) -> None:
+    from eventsaas.tasks import TRANSIENT_ERRORS
+    from guests.services import guest_activity_record_batch
+
+    result.messages += len(messages)
+    parsed = []
+    for message in messages:
+        try:
+            parsed.append((message, ActivityEvent.from_message(message.payload)))
+        except Exception:
+            # Not ours or not readable: no retry can fix it.
+            logger.warning("Dropping a malformed activity message", exc_info=True)
+            result.dropped += 1
+            message.ack()
+    events = [event for _message, event in parsed]
+    try:
+        written = guest_activity_record_batch(events=events)
+    except TRANSIENT_ERRORS:
+        for message, _event in parsed:
+            message.requeue()
+        raise
+    except Exception:
+        logger.exception("An activity batch failed; writing its %d events one by one", len(events))
+        written = _write_one_by_one(events)
+    for message, _event in parsed:
+        message.ack()
+    result.rows_inserted += written.rows_inserted
+    result.guests_updated += written.guests_updated
+    result.dropped += written.dropped
+
+
+def _write_one_by_one(events):
+    from guests.services import ActivityBatchResult, guest_activity_record_batch
+
+    total = ActivityBatchResult()
+    for event in events:
+        try:
+            one = guest_activity_record_batch(events=[event])
+        except Exception:
+            logger.exception("Dropping activity event %s that cannot be written", event.id)
+            total.dropped += 1
+            continue
+        total.rows_inserted += one.rows_inserted
+        total.guests_updated += one.guests_updated
+        total.dropped += one.dropped
+    return total
