@@ -182,8 +182,9 @@ class _BrokerGate:
                 producer.connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=1)
                 producer.publish(
                     event.as_message(),
-                    exchange=ACTIVITY_EXCHANGE,
-                    routing_key=ACTIVITY_QUEUE.routing_key,
+                    # The default exchange routes by queue name: on Redis one LPUSH, no binding lookup.
+                    exchange="",
+                    routing_key=ACTIVITY_QUEUE.name,
                     declare=[ACTIVITY_QUEUE],
                     serializer="json",
                     delivery_mode="persistent",
