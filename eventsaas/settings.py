@@ -219,6 +219,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "interval_max": 0.5,
 }
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 3, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+CELERY_BEAT_SCHEDULER = "eventsaas.celery:BeatScheduler"
 CELERY_BEAT_SCHEDULE_FILENAME = env_str("CELERY_BEAT_SCHEDULE_FILENAME", str(BASE_DIR / "var" / "celerybeat-schedule"))
 
 # Activity tracking (guests/activity.py): requests publish small messages that a

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from guests.models import Guest
+from guests.models import Guest, GuestActivity
 
 
 @admin.register(Guest)
@@ -24,3 +24,22 @@ class GuestAdmin(admin.ModelAdmin):
     readonly_fields = ["code", "rsvp_at", "last_login_at", "last_access_at", "invited_at", "created_at"]
     list_per_page = 100
     show_full_result_count = False  # COUNT(*) over 100,000 guests on every page is wasted work
+
+
+@admin.register(GuestActivity)
+class GuestActivityAdmin(admin.ModelAdmin):
+    """Read-only: activity is written in batches by the worker (guests.activity)."""
+
+    list_display = ["at", "kind", "guest", "event", "tenant", "user_agent"]
+    list_filter = ["kind"]
+    search_fields = ["guest__last_name", "guest__code"]
+    list_select_related = ["guest", "event", "tenant"]
+    date_hierarchy = "at"
+    list_per_page = 100
+    show_full_result_count = False
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

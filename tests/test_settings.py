@@ -69,3 +69,36 @@ def test_database_url_selects_postgresql():
 def test_malformed_boolean_is_a_clear_error():
     result = load_settings({"DEBUG": "maybe"})
     assert result.returncode != 0 and "DEBUG must be a boolean" in result.stderr
+
+
+CELERY_SETTINGS_SCRIPT = "import eventsaas.settings as s; print(s.CELERY_BROKER_URL, s.CELERY_TASK_ALWAYS_EAGER)"
+
+
+def _celery_settings(env: dict) -> list[str]:
+    clean = {k: v for k, v in os.environ.items() if k in {"PATH", "HOME", "LANG"}}
+    result = subprocess.run(
+        [sys.executable, "-c", CELERY_SETTINGS_SCRIPT],
+        cwd=ROOT,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split()
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, ["memory://", "True"]),  # embedded default: tasks run in-process
+        ({"REDIS_URL": "redis://127.0.0.1:6379/0"}, ["redis://127.0.0.1:6379/0", "False"]),
+        ({"CELERY_BROKER_URL": "redis://broker:6379/1"}, ["redis://broker:6379/1", "False"]),
+        (
+            {"REDIS_URL": "redis://cache:6379/0", "CELERY_BROKER_URL": "redis://broker:6379/1"},
+            ["redis://broker:6379/1", "False"],
+        ),
+        ({"REDIS_URL": "redis://r:6379/0", "CELERY_TASK_ALWAYS_EAGER": "1"}, ["redis://r:6379/0", "True"]),
+    ],
+)
+def test_celery_uses_a_broker_server_when_one_is_configured_and_runs_tasks_in_process_otherwise(env, expected):
+    assert _celery_settings(env) == expected

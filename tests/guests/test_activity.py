@@ -376,3 +376,14 @@ def test_guest_pages_and_api_track_their_kinds(client, household, django_capture
     anna.refresh_from_db()
     assert anna.last_login_at is not None and anna.last_access_at >= anna.last_login_at
     assert Guest.objects.get(pk=anna.pk).status == Guest.Status.DECLINED
+
+
+def test_staff_can_browse_activity_in_the_admin(client, household):
+    from tests.factories import UserFactory
+
+    guest_activity_record_batch(events=[_event(household[0], kind=Kind.LOGIN)])
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+
+    response = client.get("/admin/guests/guestactivity/")
+
+    assert response.status_code == 200 and "Logged in" in response.content.decode()
