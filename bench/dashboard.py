@@ -19,6 +19,7 @@ Exit status 1 when the numbers differ or the query counts differ.
 import argparse
 import os
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -124,15 +125,16 @@ class PostgresDatabase:
 
 class SqliteFile:
     def __init__(self):
-        self.directory = tempfile.TemporaryDirectory(prefix="eventsaas-bench-")
-        self.path = Path(self.directory.name) / "bench.sqlite3"
+        # mkdtemp, not TemporaryDirectory: the latter deletes itself at exit even with --keep.
+        self.directory = Path(tempfile.mkdtemp(prefix="eventsaas-bench-"))
+        self.path = self.directory / "bench.sqlite3"
         self.url = f"sqlite:///{self.path}"
 
     def describe(self) -> str:
         return f"SQLite file {self.path}"
 
     def drop(self):
-        self.directory.cleanup()
+        shutil.rmtree(self.directory, ignore_errors=True)
 
 
 def setup_django(database_url: str):

@@ -15,6 +15,29 @@ def validate_timezone(value: str) -> None:
         raise ValidationError(_("“%(value)s” is not a known time zone."), params={"value": value})
 
 
+def questions_error(questions) -> str | None:
+    """Why a custom question list is unusable, or None: RSVP answers are keyed by `key`, so keys are unique."""
+    malformed = _("Each question needs a key, a label and a list of text choices.")
+    if not isinstance(questions, list):
+        return malformed
+    seen = set()
+    for question in questions:
+        if not (
+            isinstance(question, dict)
+            and isinstance(question.get("key"), str)
+            and question["key"].strip()
+            and isinstance(question.get("label"), str)
+            and question["label"].strip()
+            and isinstance(question.get("choices", []), list)
+            and all(isinstance(choice, str) for choice in question.get("choices", []))
+        ):
+            return malformed
+        if question["key"] in seen:
+            return _("Two questions have the same key: %(key)s") % {"key": question["key"]}
+        seen.add(question["key"])
+    return None
+
+
 class EventQuerySet(TenantScopedQuerySet):
     def active(self):
         return self.exclude(status=Event.Status.ARCHIVED)
@@ -65,8 +88,15 @@ class Event(models.Model):
         return self.name
 
     def clean(self):
+        errors = {}
         if self.ends_at and self.starts_at and self.ends_at < self.starts_at:
-            raise ValidationError({"ends_at": _("The event cannot end before it starts.")})
+            errors["ends_at"] = _("The event cannot end before it starts.")
+        if self.rsvp_deadline and self.starts_at and self.rsvp_deadline > self.starts_at:
+            errors["rsvp_deadline"] = _("The RSVP deadline should be before the event starts.")
+        if question_error := questions_error(self.questions):
+            errors["questions"] = question_error
+        if errors:
+            raise ValidationError(errors)
 
     @property
     def tzinfo(self):

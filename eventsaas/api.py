@@ -1,10 +1,17 @@
 """Shared API pieces: strict serializers, pagination, and JSON errors."""
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from drf_spectacular.drainage import set_override
+from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import exceptions, serializers
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 
@@ -19,10 +26,63 @@ class StrictSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
+class AwareDateTimeField(serializers.DateTimeField):
+    """ISO 8601 with a UTC offset; a time without one is ambiguous and refused rather than guessed."""
+
+    default_error_messages = {
+        "naive": gettext_lazy("Give the time with a UTC offset, e.g. 2030-06-01T18:00:00+02:00."),
+    }
+
+    def enforce_timezone(self, value):
+        if timezone.is_naive(value):
+            self.fail("naive")
+        return super().enforce_timezone(value)
+
+
 class Pagination(PageNumberPagination):
     page_size = 50
     page_size_query_param = "page_size"
     max_page_size = 500
+
+
+def paginated_response(*, queryset, serializer_class, request, view) -> Response:
+    """One page of `queryset` (sliced in the database) in the view's pagination envelope."""
+    paginator = view.pagination_class()
+    page = paginator.paginate_queryset(queryset, request, view=view)
+    return paginator.get_paginated_response(serializer_class(page, many=True).data)
+
+
+def acting_user(request):
+    """The organizer account behind the token, for the services' audit records.
+
+    Tokens are checked without the database; a write loads the account once, so
+    a deactivated or deleted account cannot change anything with a token it still holds.
+    """
+    user = get_user_model().objects.filter(pk=request.user.pk, is_active=True).first()
+    if user is None:
+        raise exceptions.AuthenticationFailed(_("This account is no longer active."))
+    return user
+
+
+# The same name and shape as rsvp.apis.ERROR: both resolve to one "Error" component.
+ERROR = inline_serializer("Error", {"code": serializers.CharField(), "detail": serializers.CharField()})
+set_override(type(ERROR), "suppress_collision_warning", True)
+FIELD_ERRORS = inline_serializer(
+    "FieldErrors",
+    {
+        "code": serializers.CharField(help_text="`invalid` (see `errors`) or `parse_error` (see `detail`)"),
+        "errors": serializers.DictField(
+            required=False, help_text="With `invalid`: messages by field; list items by their index."
+        ),
+        "detail": serializers.CharField(required=False, help_text="With `parse_error`: why the body is not JSON."),
+    },
+)
+BAD_REQUEST = OpenApiResponse(
+    FIELD_ERRORS,
+    description="`invalid`: field errors under `errors`, unknown fields included; `parse_error`: not JSON",
+)
+FORBIDDEN = OpenApiResponse(ERROR, description="Viewers can read this organization but not change it")
+NOT_FOUND = OpenApiResponse(ERROR, description="Not found in your organizations (the same for another organization's)")
 
 
 def exception_handler(exc, context):
@@ -35,9 +95,12 @@ def exception_handler(exc, context):
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied()
     response = drf_exception_handler(exc, context)
-    if response is not None and isinstance(response.data, dict) and "code" not in response.data:
-        if isinstance(exc, exceptions.ValidationError):
-            response.data = {"code": "invalid", "errors": response.data}
-        else:
-            response.data = {"code": getattr(exc, "default_code", "error"), **response.data}
+    if response is None:
+        return response
+    if isinstance(exc, exceptions.ValidationError):
+        # Always wrapped: a field named "code" (the guest login's) must not pass for the envelope's code.
+        errors = response.data if isinstance(response.data, dict) else {"non_field_errors": response.data}
+        response.data = {"code": "invalid", "errors": errors}
+    elif isinstance(response.data, dict) and "code" not in response.data:
+        response.data = {"code": getattr(exc, "default_code", "error"), **response.data}
     return response

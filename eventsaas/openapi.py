@@ -1,7 +1,7 @@
 """OpenAPI generation (drf-spectacular) tweaks."""
 
 from drf_spectacular import openapi
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerExtension
 
 
 class AutoSchema(openapi.AutoSchema):
@@ -21,3 +21,16 @@ class BearerJWTScheme(OpenApiAuthenticationExtension):
 
     def get_security_definition(self, auto_schema):
         return {"type": "http", "scheme": "bearer", "bearerFormat": "JWT (RS256, keys at /.well-known/jwks.json)"}
+
+
+class StrictSerializerScheme(OpenApiSerializerExtension):
+    """A StrictSerializer refuses unknown fields: the request schema says so (`additionalProperties: false`)."""
+
+    target_class = "eventsaas.api.StrictSerializer"
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema, direction):
+        schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        if direction == "request":
+            schema["additionalProperties"] = False
+        return schema

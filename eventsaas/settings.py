@@ -172,6 +172,9 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "eventsaas <noreply@localhost
 # Guest code login: attempts allowed per client address and per code.
 GUEST_LOGIN_RATE_PER_CLIENT = env_str("GUEST_LOGIN_RATE_PER_CLIENT", "10/m")
 GUEST_LOGIN_RATE_PER_CODE = env_str("GUEST_LOGIN_RATE_PER_CODE", "5/m")
+# Where the client address is read for throttling. Behind a trusted proxy that
+# overwrites it, e.g. HTTP_X_REAL_IP; never a header clients can set themselves.
+RATELIMIT_IP_META_KEY = env_str("RATELIMIT_IP_META_KEY", "") or None
 # django-ratelimit warns about LocMemCache: it is per process, which is what the
 # single-process embedded default runs; production sets REDIS_URL.
 SILENCED_SYSTEM_CHECKS = [] if REDIS_URL else ["django_ratelimit.E003", "django_ratelimit.W001"]
@@ -311,4 +314,9 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
+    # Events and guests both have a `status`: name the two enums apart.
+    "ENUM_NAME_OVERRIDES": {
+        "EventStatusEnum": "events.models.Event.Status",
+        "GuestStatusEnum": "guests.models.Guest.Status",
+    },
 }

@@ -120,7 +120,10 @@ def track_activity(*, guest, kind: str, request=None, actor_user=None, at=None) 
             at=at or timezone.now(),
             user_agent=_user_agent(request),
             client_hash=_client_hash(request),
-            actor_user_id=actor_user.pk if actor_user is not None and actor_user.is_authenticated else None,
+            # An account, or an API token's identity (its pk is the token's subject, a string).
+            actor_user_id=uuid.UUID(str(actor_user.pk))
+            if actor_user is not None and actor_user.is_authenticated
+            else None,
         )
         # Published only if the request's transaction (if any) commits.
         transaction.on_commit(partial(_deliver, event))

@@ -3,9 +3,11 @@
 import uuid
 from dataclasses import dataclass
 
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import DateTimeField, F, Value
 from django.db.models.functions import Coalesce, Greatest
+from django.utils.translation import gettext as _
 
 from eventsaas.db import atomic
 from guests.codes import generate_code
@@ -14,6 +16,7 @@ from tenants.services import audit_log_record
 
 EDITABLE_FIELDS = ("first_name", "last_name", "email", "phone", "expected_guests", "dietary")
 CODE_ATTEMPTS = 10
+BULK_CREATE_MAX_ROWS = 1000
 
 
 def _save_with_fresh_code(guest: Guest, *, update_fields=None) -> None:
@@ -45,6 +48,99 @@ def guest_create(*, event, acting_user, **fields) -> Guest:
         object_id=guest.pk,
     )
     return guest
+
+
+class GuestRowsInvalid(ValidationError):
+    """Rows of a bulk create failed validation; `row_errors` maps each bad row's index to its field errors."""
+
+    def __init__(self, row_errors: dict[int, dict[str, list[str]]]):
+        self.row_errors = row_errors
+        super().__init__(_("Some guests are not valid; none were added."))
+
+
+def _taken_codes(codes) -> set[str]:
+    return set(Guest.objects.filter(code__in=list(codes)).values_list("code", flat=True))
+
+
+def _give_fresh_codes(guests: list[Guest], *, taken: set[str]) -> None:
+    """A random code for each guest, none in `taken` nor shared within the batch."""
+    for guest in guests:
+        code = generate_code()
+        while code in taken:
+            code = generate_code()
+        taken.add(code)
+        guest.code = code
+
+
+def _bulk_insert_with_fresh_codes(guests: list[Guest]) -> None:
+    """Insert every guest with a unique code: one bulk insert per attempt, normally one attempt.
+
+    The unique index on code decides collisions. A code taken by a concurrent
+    insert between the check and the INSERT fails the statement; the guests that
+    are not in the database afterwards (looked up by their primary keys, which
+    are chosen here) are retried with new codes for the colliding ones. This
+    holds whether the failed insert stored none of its rows (SQL, in its own
+    savepoint) or the rows before the duplicate (MongoDB's ordered insert_many).
+    """
+    pending = guests
+    codes_in_use: set[str] = set()
+    _give_fresh_codes(pending, taken=codes_in_use)
+    collisions = _taken_codes(g.code for g in pending)
+    for _attempt in range(CODE_ATTEMPTS):
+        if collisions:
+            codes_in_use |= collisions
+            _give_fresh_codes([g for g in pending if g.code in collisions], taken=codes_in_use)
+        try:
+            # A savepoint, so PostgreSQL can go on after a failed INSERT inside an outer transaction.
+            with transaction.atomic():
+                Guest.objects.bulk_create(pending)
+            return
+        except IntegrityError:
+            stored = set(Guest.objects.filter(pk__in=[g.pk for g in pending]).values_list("pk", flat=True))
+            pending = [g for g in pending if g.pk not in stored]
+            if not pending:
+                return
+            collisions = _taken_codes(g.code for g in pending)
+            if not collisions and not stored:
+                raise
+    raise RuntimeError("Could not generate unique guest codes")
+
+
+def guest_bulk_create(*, event, rows: list[dict], acting_user) -> list[Guest]:
+    """Add many guests at once, all or none: every row is validated before anything is saved.
+
+    Raises GuestRowsInvalid naming each invalid row. Valid rows are inserted with
+    few statements (codes unique, see `_bulk_insert_with_fresh_codes`) and one
+    audit entry records them.
+    """
+    if len(rows) > BULK_CREATE_MAX_ROWS:
+        raise ValidationError(
+            _("At most %(max)s guests can be added at once.") % {"max": BULK_CREATE_MAX_ROWS}, code="too_many"
+        )
+    guests, row_errors = [], {}
+    for index, row in enumerate(rows):
+        guest = Guest(tenant_id=event.tenant_id, event=event, **{k: v for k, v in row.items() if k in EDITABLE_FIELDS})
+        try:
+            # Without the per-row queries: the primary key and code are fresh, tenant and event are given.
+            guest.full_clean(
+                exclude=["id", "code", "tenant", "event"], validate_unique=False, validate_constraints=False
+            )
+        except ValidationError as error:
+            row_errors[index] = error.message_dict
+        guests.append(guest)
+    if row_errors:
+        raise GuestRowsInvalid(row_errors)
+    if not guests:
+        return []
+    _bulk_insert_with_fresh_codes(guests)
+    audit_log_record(
+        action="guest.bulk_created",
+        tenant=event.tenant,
+        event_id=event.pk,
+        actor_user=acting_user,
+        data={"count": len(guests), "guests": [str(g.pk) for g in guests]},
+    )
+    return guests
 
 
 def guest_update(*, guest: Guest, acting_user, **fields) -> Guest:

@@ -7,7 +7,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from eventsaas.api import StrictSerializer
+from eventsaas.api import BAD_REQUEST, StrictSerializer
 from guests.activity import track_activity
 from guests.models import Guest, GuestActivity
 from rsvp import services
@@ -95,7 +95,7 @@ class GuestLoginApi(APIView):
         request=InputSerializer,
         responses={
             200: OutputSerializer,
-            400: OpenApiResponse(description="Missing or malformed fields"),
+            400: BAD_REQUEST,
             401: OpenApiResponse(ERROR, description="Unknown code or wrong last name (the same answer for both)"),
             429: OpenApiResponse(ERROR, description="Too many attempts from this client or for this code"),
         },
@@ -168,7 +168,7 @@ class RsvpApi(APIView):
         request=InputSerializer,
         responses={
             200: InvitationSerializer,
-            400: OpenApiResponse(description="Field errors"),
+            400: BAD_REQUEST,
             403: OpenApiResponse(ERROR, description="`rsvp_closed`: the deadline has passed"),
             409: OpenApiResponse(
                 inline_serializer(

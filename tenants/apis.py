@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework_simplejwt.exceptions import TokenError
 
-from eventsaas.api import StrictSerializer
+from eventsaas.api import BAD_REQUEST, StrictSerializer
 from tenants import tokens
 from tenants.keys import keyring
 
@@ -42,7 +42,7 @@ class TokenObtainApi(APIView):
         request=InputSerializer,
         responses={
             200: TokenPairSerializer,
-            400: OpenApiResponse(description="Field errors"),
+            400: BAD_REQUEST,
             401: OpenApiResponse(description="Wrong email or password"),
             429: OpenApiResponse(description="Too many attempts"),
         },
@@ -82,7 +82,11 @@ class TokenRefreshApi(APIView):
     @extend_schema(
         operation_id="organizer_token_refresh",
         request=InputSerializer,
-        responses={200: OutputSerializer, 401: OpenApiResponse(description="Invalid or expired refresh token")},
+        responses={
+            200: OutputSerializer,
+            400: BAD_REQUEST,
+            401: OpenApiResponse(description="Invalid or expired refresh token"),
+        },
         tags=["auth"],
     )
     def post(self, request):

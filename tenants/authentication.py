@@ -52,7 +52,7 @@ class JWTAuthentication(authentication.BaseAuthentication):
             raise exceptions.AuthenticationFailed(str(exc)) from exc
         if claims.get("token_type") != "access":
             raise exceptions.AuthenticationFailed("An access token is required.")
-        if claims.get("role") not in {"guest", "organizer"}:
+        if claims.get("role") not in ("guest", "organizer"):  # a tuple: a list or object role is refused, not a 500
             raise exceptions.AuthenticationFailed("Unknown role.")
         return TokenIdentity(claims), claims
 

@@ -15,6 +15,7 @@ import functools
 import hashlib
 import json
 import os
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,7 +66,8 @@ def _generate_development_key(path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    temporary = path.with_suffix(f".{os.getpid()}.tmp")
+    # Unique per call, not per process: threads of one process start at the same time too.
+    temporary = path.with_suffix(f".{os.getpid()}.{uuid.uuid4().hex}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as handle:
         handle.write(pem)

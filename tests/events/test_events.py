@@ -319,7 +319,7 @@ def test_archiving_twice_is_harmless(event, owner):
     event_archive(event=event, acting_user=owner)
     event_archive(event=event, acting_user=owner)
 
-    assert AuditLog.objects.filter(action="event.updated", object_id=event.pk).count() == 1
+    assert AuditLog.objects.filter(action="event.archived", object_id=event.pk).count() == 1
 
 
 def test_archived_events_leave_the_list_but_keep_their_records(owner_client, tenant, event, household):
@@ -368,3 +368,15 @@ def test_editing_an_event_keeps_question_keys_so_stored_answers_stay_attached(ow
         {"key": "new-question", "label": "New question?", "choices": []},
     ]
     assert set(Guest.objects.get(pk=guest.pk).answers) <= {q["key"] for q in madrid_event.questions}
+
+
+def test_an_event_that_fails_todays_validation_can_still_be_archived(event, owner):
+    """Archiving touches only the status: an event saved before a rule existed is not stuck."""
+    Event.objects.filter(pk=event.pk).update(rsvp_deadline=event.starts_at + dt.timedelta(days=1))
+    event.refresh_from_db()
+
+    event_archive(event=event, acting_user=owner)
+
+    event.refresh_from_db()
+    assert event.is_archived
+    assert event.rsvp_deadline > event.starts_at  # nothing else was rewritten

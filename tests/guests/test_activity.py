@@ -387,3 +387,18 @@ def test_staff_can_browse_activity_in_the_admin(client, household):
     response = client.get("/admin/guests/guestactivity/")
 
     assert response.status_code == 200 and "Logged in" in response.content.decode()
+
+
+def test_organizer_guest_api_records_the_view(owner, household, django_capture_on_commit_callbacks):
+    from tests.api.organizer_fixtures import organizer_client
+
+    anna, _lisa = household
+    api = organizer_client(owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.get(f"/api/v1/events/{anna.event_id}/guests/{anna.pk}")
+        missing = api.get(f"/api/v1/events/{anna.event_id}/guests/{uuid.uuid4()}")
+
+    assert (response.status_code, missing.status_code) == (200, 404)
+    view = GuestActivity.objects.get()
+    assert (view.guest_id, view.kind, view.actor_user_id) == (anna.pk, Kind.ORGANIZER_VIEW, owner.pk)
+    assert _stamps(anna) == (None, None)

@@ -1,0 +1,286 @@
+"""The organizer's guest API: the guest list, adding guests (one or many), codes and households."""
+
+from django.utils.translation import gettext as _
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import exceptions, serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from eventsaas.api import (
+    BAD_REQUEST,
+    FORBIDDEN,
+    NOT_FOUND,
+    Pagination,
+    StrictSerializer,
+    acting_user,
+    paginated_response,
+)
+from guests import selectors, services
+from guests.activity import track_activity
+from guests.models import Guest, GuestActivity
+from tenants.permissions import IsOrganizer, organizer_event
+
+MAX_GROUP_SIZE = 100
+
+
+class GuestSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    first_name = serializers.CharField()
+    last_name = serializers.CharField()
+    email = serializers.EmailField(allow_blank=True)
+    phone = serializers.CharField()
+    code = serializers.CharField(help_text="The personal code for the guest login")
+    group_id = serializers.UUIDField(allow_null=True, help_text="Guests sharing it are one household")
+    expected_guests = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=Guest.Status.choices)
+    num_guests = serializers.IntegerField(help_text="How many people the guest answered for")
+    dietary = serializers.CharField()
+    answers = serializers.DictField(child=serializers.CharField())
+    rsvp_at = serializers.DateTimeField(allow_null=True)
+    last_login_at = serializers.DateTimeField(allow_null=True)
+    last_access_at = serializers.DateTimeField(allow_null=True)
+    invited_at = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+
+class GroupMemberSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    first_name = serializers.CharField()
+    last_name = serializers.CharField()
+    status = serializers.ChoiceField(choices=Guest.Status.choices)
+
+
+class GuestInputSerializer(StrictSerializer):
+    """A guest's editable fields; the organizer never sets the answer itself (status, num_guests)."""
+
+    first_name = serializers.CharField(max_length=100)
+    last_name = serializers.CharField(max_length=100)
+    email = serializers.EmailField(allow_blank=True, required=False)
+    phone = serializers.CharField(allow_blank=True, max_length=40, required=False)
+    expected_guests = serializers.IntegerField(
+        min_value=1,
+        max_value=32767,
+        required=False,
+        help_text="This guest plus the people without their own code (small children)",
+    )
+    dietary = serializers.CharField(allow_blank=True, max_length=1000, required=False)
+
+
+class RowsField(serializers.ListField):
+    """A list of rows whose errors are keyed by row index; its length is checked before any row is."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, list) and self.max_length is not None and len(data) > self.max_length:
+            self.fail("max_length", max_length=self.max_length)
+        return super().to_internal_value(data)
+
+
+class EventGuestsApi(APIView):
+    permission_classes = [IsOrganizer]
+    pagination_class = Pagination
+
+    class FilterSerializer(serializers.Serializer):
+        status = serializers.ChoiceField(choices=Guest.Status.choices, required=False, allow_blank=True)
+        never_logged_in = serializers.BooleanField(required=False, default=False)
+        q = serializers.CharField(
+            required=False, allow_blank=True, max_length=100, help_text="Words found in names or email"
+        )
+
+    class CreateInputSerializer(GuestInputSerializer):
+        pass
+
+    @extend_schema(
+        operation_id="guest_list",
+        parameters=[FilterSerializer],
+        responses={
+            200: GuestSerializer(many=True),
+            400: BAD_REQUEST,
+            404: OpenApiResponse(description="No such event in your organizations, or no such page"),
+        },
+        tags=["guests"],
+    )
+    def get(self, request, event_id):
+        event = organizer_event(request, event_id)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        guests = selectors.guest_list(
+            event=event,
+            filters=selectors.GuestFilters(
+                status=filters.validated_data.get("status", ""),
+                never_logged_in=filters.validated_data["never_logged_in"],
+                search=filters.validated_data.get("q", ""),
+            ),
+        )
+        return paginated_response(queryset=guests, serializer_class=GuestSerializer, request=request, view=self)
+
+    @extend_schema(
+        operation_id="guest_create",
+        request=CreateInputSerializer,
+        responses={201: GuestSerializer, 400: BAD_REQUEST, 403: FORBIDDEN, 404: NOT_FOUND},
+        tags=["guests"],
+    )
+    def post(self, request, event_id):
+        event = organizer_event(request, event_id, write=True)
+        data = self.CreateInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        guest = services.guest_create(event=event, acting_user=acting_user(request), **data.validated_data)
+        return Response(GuestSerializer(guest).data, status=status.HTTP_201_CREATED)
+
+
+class GuestBulkCreateApi(APIView):
+    permission_classes = [IsOrganizer]
+
+    class InputSerializer(StrictSerializer):
+        guests = RowsField(
+            child=GuestInputSerializer(), allow_empty=False, min_length=1, max_length=services.BULK_CREATE_MAX_ROWS
+        )
+
+    class OutputSerializer(serializers.Serializer):
+        guests = GuestSerializer(many=True)
+
+    @extend_schema(
+        operation_id="guest_bulk_create",
+        request=InputSerializer,
+        responses={
+            201: OutputSerializer,
+            400: OpenApiResponse(
+                BAD_REQUEST.response,
+                description=(
+                    "Nothing was saved. Errors of invalid rows by their index, e.g. "
+                    '`{"code": "invalid", "errors": {"guests": {"3": {"last_name": ["This field is required."]}}}}`; '
+                    "more than 1,000 rows, an empty list, unknown fields or malformed JSON are refused the same way"
+                ),
+            ),
+            403: FORBIDDEN,
+            404: NOT_FOUND,
+        },
+        description="Add up to 1,000 guests at once, all or none; each gets its own code.",
+        tags=["guests"],
+    )
+    def post(self, request, event_id):
+        event = organizer_event(request, event_id, write=True)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            guests = services.guest_bulk_create(
+                event=event, rows=data.validated_data["guests"], acting_user=acting_user(request)
+            )
+        except services.GuestRowsInvalid as invalid:
+            raise exceptions.ValidationError(
+                {"guests": {str(index): errors for index, errors in invalid.row_errors.items()}}
+            ) from None
+        return Response(self.OutputSerializer({"guests": guests}).data, status=status.HTTP_201_CREATED)
+
+
+class GuestDetailApi(APIView):
+    permission_classes = [IsOrganizer]
+
+    class OutputSerializer(GuestSerializer):
+        group_members = GroupMemberSerializer(many=True, help_text="The other guests of the household")
+
+    class UpdateInputSerializer(GuestInputSerializer):
+        first_name = serializers.CharField(max_length=100, required=False)
+        last_name = serializers.CharField(max_length=100, required=False)
+
+    @extend_schema(operation_id="guest_read", responses={200: OutputSerializer, 404: NOT_FOUND}, tags=["guests"])
+    def get(self, request, event_id, guest_id):
+        event = organizer_event(request, event_id)
+        guest = selectors.guest_get(event=event, guest_id=guest_id)
+        guest.group_members = selectors.group_members(guest=guest)
+        track_activity(guest=guest, kind=GuestActivity.Kind.ORGANIZER_VIEW, request=request, actor_user=request.user)
+        return Response(self.OutputSerializer(guest).data)
+
+    @extend_schema(
+        operation_id="guest_update",
+        request=UpdateInputSerializer,
+        responses={200: GuestSerializer, 400: BAD_REQUEST, 403: FORBIDDEN, 404: NOT_FOUND},
+        tags=["guests"],
+    )
+    def patch(self, request, event_id, guest_id):
+        event = organizer_event(request, event_id, write=True)
+        guest = selectors.guest_get(event=event, guest_id=guest_id)
+        data = self.UpdateInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        guest = services.guest_update(guest=guest, acting_user=acting_user(request), **data.validated_data)
+        return Response(GuestSerializer(guest).data)
+
+    @extend_schema(
+        operation_id="guest_delete",
+        responses={204: OpenApiResponse(description="Removed"), 403: FORBIDDEN, 404: NOT_FOUND},
+        tags=["guests"],
+    )
+    def delete(self, request, event_id, guest_id):
+        event = organizer_event(request, event_id, write=True)
+        guest = selectors.guest_get(event=event, guest_id=guest_id)
+        services.guest_delete(guest=guest, acting_user=acting_user(request))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class GuestCodeRegenerateApi(APIView):
+    permission_classes = [IsOrganizer]
+
+    @extend_schema(
+        operation_id="guest_code_regenerate",
+        request=None,
+        responses={200: GuestSerializer, 403: FORBIDDEN, 404: NOT_FOUND},
+        description="A new personal code; the old one and the guest's tokens stop working at once.",
+        tags=["guests"],
+    )
+    def post(self, request, event_id, guest_id):
+        event = organizer_event(request, event_id, write=True)
+        guest = selectors.guest_get(event=event, guest_id=guest_id)
+        guest = services.guest_code_regenerate(guest=guest, acting_user=acting_user(request))
+        return Response(GuestSerializer(guest).data)
+
+
+class GroupConnectApi(APIView):
+    permission_classes = [IsOrganizer]
+
+    class InputSerializer(StrictSerializer):
+        guests = serializers.ListField(
+            child=serializers.UUIDField(), min_length=2, max_length=MAX_GROUP_SIZE, help_text="Guest ids"
+        )
+
+    class OutputSerializer(serializers.Serializer):
+        group_id = serializers.UUIDField()
+        members = GroupMemberSerializer(many=True)
+
+    @extend_schema(
+        operation_id="guest_group_connect",
+        request=InputSerializer,
+        responses={200: OutputSerializer, 400: BAD_REQUEST, 403: FORBIDDEN, 404: NOT_FOUND},
+        description=(
+            "Make the guests one household. A selected guest's existing group is kept, so adding a "
+            "person to a household does not split it. Every id must be a guest of this event."
+        ),
+        tags=["guests"],
+    )
+    def post(self, request, event_id):
+        event = organizer_event(request, event_id, write=True)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            group_id = services.guest_group_connect(
+                event=event, guest_ids=data.validated_data["guests"], acting_user=acting_user(request)
+            )
+        except ValueError:
+            raise exceptions.ValidationError({"guests": [_("Choose at least two guests of this event.")]}) from None
+        members = selectors.groups_of(event=event, group_ids=[group_id]).get(group_id, [])
+        return Response(self.OutputSerializer({"group_id": group_id, "members": members}).data)
+
+
+class GuestGroupLeaveApi(APIView):
+    permission_classes = [IsOrganizer]
+
+    @extend_schema(
+        operation_id="guest_group_leave",
+        request=None,
+        responses={200: GuestSerializer, 403: FORBIDDEN, 404: NOT_FOUND},
+        description="Take the guest out of its household; the others stay together.",
+        tags=["guests"],
+    )
+    def post(self, request, event_id, guest_id):
+        event = organizer_event(request, event_id, write=True)
+        guest = selectors.guest_get(event=event, guest_id=guest_id)
+        guest = services.guest_group_leave(guest=guest, acting_user=acting_user(request))
+        return Response(GuestSerializer(guest).data)

@@ -1,0 +1,370 @@
+"""Shared pieces of the API isolation sweep and the schema fuzz run.
+
+Everything is derived from the generated OpenAPI schema, so an endpoint added
+later is swept and fuzzed without touching these files:
+
+- `operations()` lists every operation of the schema;
+- `classify()` decides, from the view's permission classes, whether it is a
+  public, guest or organizer operation;
+- `build_world()` creates two organizations A and B with events, guests in a
+  group and tokens for every kind of caller;
+- `example_body()` builds a minimal valid request body from the operation's
+  request schema (with a few per-operation overrides in VALID_BODIES).
+
+This is not a conftest: tests/api/ is shared, so the test modules build their
+own fixtures from these functions.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+import re
+import uuid
+from dataclasses import dataclass, field
+
+from django.urls import Resolver404, resolve
+from django.utils import timezone
+from drf_spectacular.generators import SchemaGenerator
+from drf_spectacular.renderers import OpenApiJsonRenderer
+from rest_framework.permissions import AllowAny
+
+from events.models import Event
+from guests.models import Guest
+from tenants.models import AuditLog, Invitation, Membership, Role, Tenant, User
+from tenants.permissions import IsGuest, IsOrganizer
+from tenants.tokens import guest_access_token, organizer_token_pair
+from tests.factories import EventFactory, GuestFactory, MembershipFactory, TenantFactory
+
+HTTP_METHODS = ("get", "put", "post", "patch", "delete")
+READ_METHODS = {"GET", "HEAD", "OPTIONS"}
+# Path parameters the sweep knows how to fill with organization A's objects.
+ID_PARAMS = ("org_slug", "event_id", "guest_id")
+
+PUBLIC, GUEST, ORGANIZER = "public", "guest", "organizer"
+
+
+# --- the schema ----------------------------------------------------------------------------------
+
+
+@functools.cache
+def api_schema() -> dict:
+    """The OpenAPI document exactly as /api/schema/?format=json serves it (plain JSON types)."""
+    raw = SchemaGenerator().get_schema(request=None, public=True)
+    return json.loads(OpenApiJsonRenderer().render(raw, renderer_context={}))
+
+
+@dataclass(frozen=True)
+class Operation:
+    method: str  # upper case
+    path: str  # as in the schema: /api/v1/events/{event_id}
+    operation_id: str
+    spec: dict = field(compare=False, hash=False, repr=False)
+
+    @property
+    def label(self) -> str:
+        return f"{self.method} {self.path}"
+
+    @property
+    def params(self) -> list[str]:
+        return re.findall(r"\{(\w+)\}", self.path)
+
+    @property
+    def is_write(self) -> bool:
+        return self.method not in READ_METHODS
+
+    @property
+    def request_schema(self) -> dict | None:
+        content = (self.spec.get("requestBody") or {}).get("content") or {}
+        media = content.get("application/json")
+        return media.get("schema") if media else None
+
+    def url(self, values: dict) -> str:
+        return re.sub(r"\{(\w+)\}", lambda m: str(values[m.group(1)]), self.path)
+
+
+def operations() -> list[Operation]:
+    found = []
+    for path, item in sorted(api_schema()["paths"].items()):
+        for method in HTTP_METHODS:
+            if method in item:
+                spec = item[method]
+                found.append(Operation(method.upper(), path, spec.get("operationId", ""), spec))
+    return found
+
+
+def view_class(operation: Operation):
+    """The DRF view behind an operation, found through the URL resolver (no database needed)."""
+    dummy = {name: ("sweep-slug" if "slug" in name else uuid.uuid4()) for name in operation.params}
+    try:
+        match = resolve(operation.url(dummy))
+    except Resolver404:
+        return None
+    return getattr(match.func, "cls", None) or getattr(match.func, "view_class", None)
+
+
+def classify(operation: Operation) -> str | None:
+    """public, guest or organizer, from the view's permission classes; None when it cannot be told."""
+    cls = view_class(operation)
+    if cls is None:
+        return None
+    permissions = list(getattr(cls, "permission_classes", []))
+    if any(_is_subclass(p, IsOrganizer) for p in permissions):
+        return ORGANIZER
+    if any(_is_subclass(p, IsGuest) for p in permissions):
+        return GUEST
+    if permissions and all(_is_subclass(p, AllowAny) for p in permissions) and not cls.authentication_classes:
+        return PUBLIC
+    return None
+
+
+def _is_subclass(candidate, base) -> bool:
+    return isinstance(candidate, type) and issubclass(candidate, base)
+
+
+# --- request bodies --------------------------------------------------------------------------------
+
+# Property names whose free-text values would not pass the model's validation.
+NAME_HINTS = {
+    "timezone": "Europe/Madrid",
+    "language": "en",
+    "first_name": "Sweepy",
+    "last_name": "Sweeperson",
+    "name": "Sweep Soirée",
+    "code": "SWEEP234",
+}
+
+
+def _resolve(schema: dict) -> dict:
+    while "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        schema = api_schema()["components"]["schemas"][name]
+    return schema
+
+
+def takes_ids(schema: dict | None, _seen=None) -> bool:
+    """Whether a request schema has a uuid field anywhere (following $refs)."""
+    if not isinstance(schema, (dict, list)):
+        return False
+    if isinstance(schema, list):
+        return any(takes_ids(item) for item in schema)
+    if schema.get("format") == "uuid":
+        return True
+    if "$ref" in schema:
+        return takes_ids(_resolve(schema))
+    return any(takes_ids(value) for value in schema.values() if isinstance(value, (dict, list)))
+
+
+def example_value(schema: dict, *, name: str = "", uuids: list | None = None, full: bool = False):
+    """A small value that satisfies `schema`; uuid fields take ids from `uuids` in turn."""
+    schema = _resolve(schema)
+    for combinator in ("allOf", "oneOf", "anyOf"):
+        if combinator in schema:
+            return example_value(schema[combinator][0], name=name, uuids=uuids, full=full)
+    if "enum" in schema:
+        return next(v for v in schema["enum"] if v not in ("", None))
+    kind = schema.get("type")
+    if kind == "object" or "properties" in schema:
+        props = schema.get("properties", {})
+        wanted = [n for n, p in props.items() if not _resolve(p).get("readOnly")]
+        if not full:
+            wanted = [n for n in wanted if n in schema.get("required", [])]
+        return {n: example_value(props[n], name=n, uuids=uuids, full=full) for n in wanted}
+    if kind == "array":
+        count = max(schema.get("minItems", 0), 2 if (uuids and "uuid" in json.dumps(schema)) else 1)
+        return [example_value(schema.get("items", {}), name=name, uuids=uuids, full=full) for _ in range(count)]
+    if kind == "boolean":
+        return False
+    if kind in ("integer", "number"):
+        low = schema.get("minimum", 1)
+        return max(low, min(1, schema.get("maximum", 1)))
+    fmt = schema.get("format")
+    if fmt == "uuid":
+        if uuids:
+            value = uuids.pop(0)
+            uuids.append(value)
+            return str(value)
+        return str(uuid.uuid4())
+    if fmt == "date-time":
+        return (timezone.now() + dt.timedelta(days=60)).replace(microsecond=0).isoformat()
+    if fmt == "date":
+        return (timezone.now() + dt.timedelta(days=60)).date().isoformat()
+    if fmt == "email":
+        return "sweep@example.com"
+    if fmt == "uri":
+        return "https://example.com/"
+    text = NAME_HINTS.get(name, "Sweep")
+    low, high = schema.get("minLength", 0), schema.get("maxLength", 200)
+    text = text.ljust(low, "x")[:high]
+    return text
+
+
+# Text fields a PATCH may always change to a harmless value.
+SAFE_PATCH_FIELDS = {"name", "first_name", "last_name", "description", "location", "dress_code", "dietary", "phone"}
+
+# Overrides where the schema alone does not give a body the handler accepts:
+# operation_id -> function(world, values) returning the body. `values` are the
+# path values used for the call (A's objects, or B's in the body-injection test).
+VALID_BODIES: dict = {
+    "rsvp_answer": lambda w, v: {"attending": False},
+}
+
+
+def example_body(operation: Operation, world: World, values: dict, *, uuids: list | None = None):
+    """A body the operation accepts from its rightful caller (None when it takes none)."""
+    if operation.operation_id in VALID_BODIES:
+        return VALID_BODIES[operation.operation_id](world, values)
+    schema = operation.request_schema
+    if schema is None:
+        return None
+    uuids = list(uuids if uuids is not None else world.a_guest_ids_for_bodies)
+    body = example_value(schema, uuids=uuids)
+    if operation.method == "PATCH" and not body:
+        # A PATCH with nothing in it proves nothing: change every simple text field.
+        full = example_value(schema, uuids=uuids, full=True)
+        body = {k: v for k, v in full.items() if k in SAFE_PATCH_FIELDS}
+    return body
+
+
+# A body every strict serializer refuses: an unknown field, and nothing required.
+INVALID_BODY = {"sweep_unknown_field": ["not", "valid"]}
+
+
+# --- the world -----------------------------------------------------------------------------------
+
+
+@dataclass
+class World:
+    tenant_a: Tenant
+    owner_a: User
+    admin_a: User
+    viewer_a: User
+    event_a: Event
+    event_a2: Event  # another event of A
+    anna: Guest  # A's event, group with lisa; the guest_id the sweep uses
+    lisa: Guest
+    carl: Guest  # A's event, alone
+    sibling_guest: Guest  # A's other event
+    tenant_b: Tenant
+    owner_b: User
+    event_b: Event
+    guest_b: Guest  # B's event, group with guest_b2
+    guest_b2: Guest
+    tokens: dict = field(default_factory=dict)
+
+    @property
+    def values_a(self) -> dict:
+        return {"org_slug": self.tenant_a.slug, "event_id": self.event_a.pk, "guest_id": self.anna.pk}
+
+    @property
+    def values_b(self) -> dict:
+        return {"org_slug": self.tenant_b.slug, "event_id": self.event_b.pk, "guest_id": self.guest_b.pk}
+
+    @property
+    def a_guest_ids_for_bodies(self) -> list:
+        return [self.carl.pk, self.anna.pk, self.lisa.pk]
+
+    def markers(self) -> list[str]:
+        """Strings that only organization A's data contains; none may show up in a refused response."""
+        guests = [self.anna, self.lisa, self.carl, self.sibling_guest]
+        return sorted(
+            {self.tenant_a.name, self.event_a.name, self.event_a2.name, self.event_a.location}
+            | {g.first_name for g in guests}
+            | {g.last_name for g in guests}
+            | {g.code for g in guests}
+            | {g.email for g in guests}
+            | {g.dietary for g in guests if g.dietary}
+        )
+
+    def leaked(self, text: str) -> list[str]:
+        return [m for m in self.markers() if m and m.lower() in text.lower()]
+
+
+def build_world() -> World:
+    tenant_a = TenantFactory(name="Wombatworks Cooperative", slug="wombatworks")
+    owner_a = MembershipFactory(tenant=tenant_a, role=Role.OWNER).user
+    admin_a = MembershipFactory(tenant=tenant_a, role=Role.ADMIN).user
+    viewer_a = MembershipFactory(tenant=tenant_a, role=Role.VIEWER).user
+    event_a = EventFactory(tenant=tenant_a, name="Quokkafest Midsummer Gala", location="Zanzibarian Orangery")
+    event_a2 = EventFactory(tenant=tenant_a, name="Platypus Winter Ball")
+    group = uuid.uuid4()
+    anna = GuestFactory(
+        event=event_a,
+        first_name="Ottoline",
+        last_name="Quenbyworth",
+        group_id=group,
+        email="ottoline@quenby.example",
+        dietary="Xylophagous diet",
+    )
+    lisa = GuestFactory(
+        event=event_a, first_name="Perpetua", last_name="Quenbyworth", group_id=group, email="perpetua@quenby.example"
+    )
+    carl = GuestFactory(event=event_a, first_name="Thaddeus", last_name="Vexleyhurst", email="thad@vex.example")
+    sibling_guest = GuestFactory(
+        event=event_a2, first_name="Ignatius", last_name="Brambleworth", email="ignatius@bramble.example"
+    )
+
+    tenant_b = TenantFactory(name="Rival Ltd", slug="rival-ltd")
+    owner_b = MembershipFactory(tenant=tenant_b, role=Role.OWNER).user
+    event_b = EventFactory(tenant=tenant_b, name="Rival gala")
+    group_b = uuid.uuid4()
+    guest_b = GuestFactory(event=event_b, first_name="Rita", last_name="Rival", group_id=group_b)
+    guest_b2 = GuestFactory(event=event_b, first_name="Rob", last_name="Rival", group_id=group_b)
+
+    world = World(
+        tenant_a, owner_a, admin_a, viewer_a, event_a, event_a2, anna, lisa, carl, sibling_guest,
+        tenant_b, owner_b, event_b, guest_b, guest_b2,
+    )  # fmt: skip
+    world.tokens = {
+        "anonymous": None,
+        "owner_a": organizer_token_pair(owner_a)["access"],
+        "admin_a": organizer_token_pair(admin_a)["access"],
+        "viewer_a": organizer_token_pair(viewer_a)["access"],
+        "owner_b": organizer_token_pair(owner_b)["access"],
+        "guest_a": guest_access_token(anna),
+        "guest_a_other_event": guest_access_token(sibling_guest),
+        "guest_b": guest_access_token(guest_b),
+    }
+    return world
+
+
+def auth_headers(token: str | None) -> dict:
+    return {"HTTP_AUTHORIZATION": f"Bearer {token}"} if token else {}
+
+
+# --- the database, row by row ----------------------------------------------------------------------
+
+
+def db_snapshot() -> dict:
+    return {
+        "tenants": sorted(Tenant.objects.values_list("id", "name", "slug")),
+        "users": sorted(User.objects.values_list("id", "email", "is_active")),
+        "memberships": sorted(Membership.objects.values(), key=lambda row: row["id"]),
+        "invitations": sorted(Invitation.objects.values(), key=lambda row: row["id"]),
+        "events": sorted(Event.objects.values(), key=lambda row: row["id"]),
+        "guests": sorted(Guest.objects.values(), key=lambda row: row["id"]),
+        "audit_log_count": AuditLog.objects.count(),
+    }
+
+
+def snapshot_of_tenant(snapshot: dict, tenant_id) -> dict:
+    """The part of a snapshot that belongs to one organization."""
+    return {
+        "memberships": [r for r in snapshot["memberships"] if r["tenant_id"] == tenant_id],
+        "events": [r for r in snapshot["events"] if r["tenant_id"] == tenant_id],
+        "guests": [r for r in snapshot["guests"] if r["tenant_id"] == tenant_id],
+    }
+
+
+def snapshot_diff(before: dict, after: dict) -> str:
+    lines = []
+    for key in before:
+        if before[key] != after[key]:
+            if isinstance(before[key], list):
+                gone = [r for r in before[key] if r not in after[key]]
+                new = [r for r in after[key] if r not in before[key]]
+                lines.append(f"{key}: before {gone} -> after {new}")
+            else:
+                lines.append(f"{key}: {before[key]} -> {after[key]}")
+    return "; ".join(lines)
