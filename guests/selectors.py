@@ -124,11 +124,8 @@ ACTIVITY_TIMELINE_LENGTH = 30
 
 def guest_activity_timeline(*, guest, limit: int = ACTIVITY_TIMELINE_LENGTH) -> list[GuestActivity]:
     """The guest's most recent activity, newest first (index activity_guest_at)."""
-    entries = list(
-        GuestActivity.objects.for_tenant(guest.tenant)
-        .filter(event_id=guest.event_id, guest_id=guest.pk)
-        .order_by("-at", "pk")[:limit]
-    )
+    activity = GuestActivity.objects.filter(tenant_id=guest.tenant_id, event_id=guest.event_id, guest_id=guest.pk)
+    entries = list(activity.order_by("-at", "pk")[:limit])
     _attach_actors(entries)
     return entries
 
