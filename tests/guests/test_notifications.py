@@ -241,3 +241,18 @@ def test_activity_cleanup_deletes_only_records_older_than_the_retention(event, s
     assert activity_cleanup() == 2
     assert guest_activity_cleanup_task.delay().result == 0
     assert GuestActivity.objects.count() == 1
+
+
+def test_moving_the_deadline_later_reopens_a_closed_event(tenant, owner):
+    from events.services import event_update
+
+    event = EventFactory(
+        tenant=tenant, starts_at=timezone.now() + timedelta(days=3), rsvp_deadline=timezone.now() - timedelta(hours=1)
+    )
+    event_rsvp_close_due()
+    event.refresh_from_db()
+
+    event_update(event=event, acting_user=owner, rsvp_deadline=timezone.now() + timedelta(days=1))
+
+    event.refresh_from_db()
+    assert event.rsvp_closed_at is None and event.is_rsvp_open()
