@@ -73,6 +73,8 @@ class Event(models.Model):
     questions = models.JSONField(_("custom questions"), default=list, blank=True)
     created_at = models.DateTimeField(_("created at"), default=now, editable=False)
     updated_at = models.DateTimeField(_("updated at"), default=now)
+    # Set once, by the scheduled close job, when the deadline has passed.
+    rsvp_closed_at = models.DateTimeField(_("RSVP closed at"), null=True, blank=True, editable=False)
 
     objects = EventQuerySet.as_manager()
 
@@ -104,6 +106,10 @@ class Event(models.Model):
 
     def is_rsvp_open(self, at=None) -> bool:
         if self.status != self.Status.PUBLISHED:
+            return False
+        if self.rsvp_closed_at is not None and (
+            self.rsvp_deadline is None or self.rsvp_deadline <= self.rsvp_closed_at
+        ):
             return False
         return self.rsvp_deadline is None or (at or now()) < self.rsvp_deadline
 

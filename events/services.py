@@ -90,7 +90,16 @@ def event_update(*, event: Event, acting_user, **fields) -> Event:
     if changed:
         event.updated_at = timezone.now()
         event.full_clean()
-        event.save(update_fields=[*changed, "updated_at"])
+        extra = []
+        # A deadline moved into the future reopens answers; the close job closes again when it passes.
+        if (
+            "rsvp_deadline" in changed
+            and event.rsvp_closed_at
+            and (event.rsvp_deadline is None or event.rsvp_deadline > event.updated_at)
+        ):
+            event.rsvp_closed_at = None
+            extra = ["rsvp_closed_at"]
+        event.save(update_fields=[*changed, "updated_at", *extra])
         audit_log_record(
             action="event.updated",
             tenant=event.tenant,
@@ -124,3 +133,28 @@ def event_archive(*, event: Event, acting_user) -> Event:
             object_id=event.pk,
         )
     return event
+
+
+def event_rsvp_close_due(*, now=None) -> int:
+    """Mark every event whose RSVP deadline has passed as closed; the number closed by this call.
+
+    A compare-and-set on `rsvp_closed_at IS NULL`: running twice, late or on two
+    workers at once closes each event once, with one audit record.
+    """
+    now = now or timezone.now()
+    closed = 0
+    due = Event.objects.filter(rsvp_closed_at__isnull=True, rsvp_deadline__lte=now).exclude(
+        status=Event.Status.ARCHIVED
+    )
+    for event in due.select_related("tenant"):
+        if Event.objects.filter(pk=event.pk, rsvp_closed_at__isnull=True).update(rsvp_closed_at=now) != 1:
+            continue
+        closed += 1
+        audit_log_record(
+            action="event.rsvp_closed",
+            tenant=event.tenant,
+            event_id=event.pk,
+            object_id=event.pk,
+            data={"deadline": event.rsvp_deadline.isoformat()},
+        )
+    return closed

@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
@@ -234,12 +235,42 @@ ACTIVITY_FLUSH_BATCH = env_int("ACTIVITY_FLUSH_BATCH", 500)
 # trying the broker on every request.
 ACTIVITY_BROKER_BACKOFF_SECONDS = env_int("ACTIVITY_BROKER_BACKOFF_SECONDS", 30)
 
+# Activity records older than this are deleted by the daily cleanup.
+ACTIVITY_RETENTION_DAYS = env_int("ACTIVITY_RETENTION_DAYS", 180)
+
+# Notifications (guests/notifications.py): links in emails start with SITE_URL.
+SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+REMINDER_DAYS_BEFORE_DEADLINE = env_int("REMINDER_DAYS_BEFORE_DEADLINE", 3)
+
+# Static schedule (django-celery-beat needs SQL tables). Every job is safe to run
+# twice and late: message windows are unique, closing is a compare-and-set.
+# `expires` drops runs that piled up while no worker was there.
 CELERY_BEAT_SCHEDULE = {
     "guests.activity_flush": {
         "task": "guests.activity_flush",
         "schedule": ACTIVITY_FLUSH_SECONDS,
         # A flush that waited longer than one window is superseded by the next one.
         "options": {"expires": ACTIVITY_FLUSH_SECONDS},
+    },
+    "guests.reminders_send": {
+        "task": "guests.reminders_send",
+        "schedule": crontab(minute=5),
+        "options": {"expires": 3600},
+    },
+    "guests.digests_send": {
+        "task": "guests.digests_send",
+        "schedule": crontab(hour=7, minute=0),
+        "options": {"expires": 6 * 3600},
+    },
+    "events.rsvp_close_due": {
+        "task": "events.rsvp_close_due",
+        "schedule": 300,
+        "options": {"expires": 300},
+    },
+    "guests.activity_cleanup": {
+        "task": "guests.activity_cleanup",
+        "schedule": crontab(hour=3, minute=30),
+        "options": {"expires": 6 * 3600},
     },
 }
 

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from guests.models import Guest, GuestActivity
+from guests.models import Guest, GuestActivity, GuestMessage
 
 
 @admin.register(Guest)
@@ -35,6 +35,25 @@ class GuestActivityAdmin(admin.ModelAdmin):
     search_fields = ["guest__last_name", "guest__code"]
     list_select_related = ["guest", "event", "tenant"]
     date_hierarchy = "at"
+    list_per_page = 100
+    show_full_result_count = False
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(GuestMessage)
+class GuestMessageAdmin(admin.ModelAdmin):
+    """Read-only: the log of emails, written by guests.notifications."""
+
+    list_display = ["created_at", "kind", "recipient", "status", "window", "event", "tenant", "sent_at"]
+    list_filter = ["kind", "status"]
+    search_fields = ["recipient", "guest__last_name", "window"]
+    list_select_related = ["event", "tenant"]
+    date_hierarchy = "created_at"
     list_per_page = 100
     show_full_result_count = False
 

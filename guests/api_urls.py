@@ -9,6 +9,8 @@ from guests.apis import (
     GuestCodeRegenerateApi,
     GuestDetailApi,
     GuestGroupLeaveApi,
+    GuestInviteApi,
+    InvitationsSendApi,
 )
 
 urlpatterns = [
@@ -26,4 +28,6 @@ urlpatterns = [
         name="guest-leave-group",
     ),
     path("events/<uuid:event_id>/groups", GroupConnectApi.as_view(), name="group-connect"),
+    path("events/<uuid:event_id>/guests/<uuid:guest_id>/invite", GuestInviteApi.as_view(), name="guest-invite"),
+    path("events/<uuid:event_id>/invitations", InvitationsSendApi.as_view(), name="invitations-send"),
 ]

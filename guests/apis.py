@@ -15,7 +15,7 @@ from eventsaas.api import (
     acting_user,
     paginated_response,
 )
-from guests import selectors, services
+from guests import notifications, selectors, services
 from guests.activity import track_activity
 from guests.models import Guest, GuestActivity
 from tenants.permissions import IsOrganizer, organizer_event
@@ -284,3 +284,75 @@ class GuestGroupLeaveApi(APIView):
         guest = selectors.guest_get(event=event, guest_id=guest_id)
         guest = services.guest_group_leave(guest=guest, acting_user=acting_user(request))
         return Response(GuestSerializer(guest).data)
+
+
+class InvitationsQueuedSerializer(serializers.Serializer):
+    queued = serializers.IntegerField(help_text="Invitations queued (sent by a worker after this request)")
+    without_email = serializers.IntegerField(help_text="Selected guests skipped because they have no email")
+
+
+class GuestInviteApi(APIView):
+    permission_classes = [IsOrganizer]
+
+    @extend_schema(
+        operation_id="guest_invite",
+        request=None,
+        responses={202: InvitationsQueuedSerializer, 403: FORBIDDEN, 404: NOT_FOUND},
+        description="Send the guest's invitation by email, or send it again: every call is a new send.",
+        tags=["guests"],
+    )
+    def post(self, request, event_id, guest_id):
+        event = organizer_event(request, event_id, write=True)
+        guest = selectors.guest_get(event=event, guest_id=guest_id)
+        queued = notifications.guest_invitations_send(event=event, guests=[guest], acting_user=acting_user(request))
+        return Response(InvitationsQueuedSerializer(queued).data, status=status.HTTP_202_ACCEPTED)
+
+
+class InvitationsSendApi(APIView):
+    permission_classes = [IsOrganizer]
+
+    class InputSerializer(StrictSerializer):
+        guests = serializers.ListField(
+            child=serializers.UUIDField(),
+            min_length=1,
+            max_length=1000,
+            required=False,
+            help_text="Guest ids of this event; each call is a new send",
+        )
+        not_yet_invited = serializers.BooleanField(
+            required=False,
+            help_text="Everyone with an email not invited yet; calling it twice sends once",
+        )
+
+        def validate(self, attrs):
+            if bool(attrs.get("guests")) == bool(attrs.get("not_yet_invited")):
+                raise serializers.ValidationError(_("Choose guests or not_yet_invited, not both."))
+            return attrs
+
+    @extend_schema(
+        operation_id="invitations_send",
+        request=InputSerializer,
+        responses={202: InvitationsQueuedSerializer, 400: BAD_REQUEST, 403: FORBIDDEN, 404: NOT_FOUND},
+        description=(
+            'Send invitations to a selection ({"guests": [ids]}) or to everyone not yet invited '
+            '({"not_yet_invited": true}). Guests without email are skipped and counted.'
+        ),
+        tags=["guests"],
+    )
+    def post(self, request, event_id):
+        event = organizer_event(request, event_id, write=True)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        if data.validated_data.get("not_yet_invited"):
+            guests = list(notifications.guests_not_yet_invited(event=event))
+            first_only = True
+        else:
+            ids = set(data.validated_data["guests"])
+            guests = selectors.guests_of_event(event=event, guest_ids=ids)
+            if len(guests) != len(ids):
+                raise exceptions.ValidationError({"guests": [_("Choose guests of this event.")]})
+            first_only = False
+        queued = notifications.guest_invitations_send(
+            event=event, guests=guests, acting_user=acting_user(request), first_only=first_only
+        )
+        return Response(InvitationsQueuedSerializer(queued).data, status=status.HTTP_202_ACCEPTED)

@@ -142,3 +142,61 @@ class GuestActivity(models.Model):
 
     def __str__(self):
         return f"{self.kind} @ {self.at:%Y-%m-%d %H:%M}"
+
+
+class GuestMessage(models.Model):
+    """One email sent (or being sent) to a guest or an organizer: the idempotency record and the message log.
+
+    The row is claimed before the email goes out: the unique constraint on
+    (recipient, kind, window) lets exactly one sender insert it, and only the
+    sender whose compare-and-set moves it from "sending" (or "failed") sends.
+    """
+
+    class Kind(models.TextChoices):
+        INVITATION = "invitation", _("Invitation")
+        CONFIRMATION = "confirmation", _("RSVP confirmation")
+        REMINDER = "reminder", _("Reminder")
+        DIGEST = "digest", _("Daily digest")
+
+    class Status(models.TextChoices):
+        SENDING = "sending", _("Sending")
+        SENT = "sent", _("Sent")
+        FAILED = "failed", _("Failed")
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, models.CASCADE, verbose_name=_("organization"), related_name="+", db_index=False)
+    event = models.ForeignKey(Event, models.CASCADE, verbose_name=_("event"), related_name="+", db_index=False)
+    # Null for an organizer's digest.
+    guest = models.ForeignKey(
+        Guest, models.SET_NULL, verbose_name=_("guest"), related_name="messages", null=True, blank=True
+    )
+    recipient = models.EmailField(_("recipient"))
+    kind = models.CharField(_("kind"), max_length=20, choices=Kind.choices)
+    # Which occurrence: the reminder day, the digest date, a send id for invitations.
+    window = models.CharField(_("window"), max_length=100)
+    status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.SENDING)
+    error = models.TextField(_("error"), blank=True)
+    created_at = models.DateTimeField(_("created at"), default=timezone.now, editable=False)
+    # When the current attempt took the row: a "sending" row older than a task's
+    # hard time limit belongs to a dead attempt and may be taken over.
+    claimed_at = models.DateTimeField(_("claimed at"), default=timezone.now)
+    sent_at = models.DateTimeField(_("sent at"), null=True, blank=True)
+
+    objects = TenantScopedQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("message")
+        verbose_name_plural = _("messages")
+        ordering = ["-created_at"]
+        constraints = [
+            # The recipient stands in for the guest: a digest has no guest, and the
+            # event keeps two events' digests to one address apart.
+            models.UniqueConstraint(fields=["event", "recipient", "kind", "window"], name="message_unique_window"),
+        ]
+        indexes = [
+            # the event's message log, newest first
+            models.Index(fields=["tenant", "event", "created_at"], name="message_event_created"),
+        ]
+
+    def __str__(self):
+        return f"{self.kind} → {self.recipient} ({self.window})"

@@ -6,7 +6,7 @@ from django.db.models import Count, F, Q, Sum
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
-from guests.models import Guest, GuestActivity
+from guests.models import Guest, GuestActivity, GuestMessage
 
 COMING = Q(status=Guest.Status.COMING)
 HAS_DIETARY = ~Q(dietary="")
@@ -150,3 +150,23 @@ def _attach_actors(entries) -> None:
     users = {u.pk: u for u in User.objects.filter(pk__in=ids).only("pk", "email")} if ids else {}
     for entry in entries:
         entry.actor = users.get(entry.actor_user_id)
+
+
+def event_messages(*, event):
+    """The event's message log, newest first (index message_event_created)."""
+    return (
+        GuestMessage.objects.filter(tenant_id=event.tenant_id, event_id=event.pk)
+        .select_related("guest")
+        .order_by("-created_at", "pk")
+    )
+
+
+def guest_messages(*, guest, limit: int = 30) -> list[GuestMessage]:
+    """The messages sent to one guest, newest first."""
+    messages = GuestMessage.objects.filter(tenant_id=guest.tenant_id, event_id=guest.event_id, guest_id=guest.pk)
+    return list(messages.order_by("-created_at", "pk")[:limit])
+
+
+def guests_of_event(*, event, guest_ids) -> list[Guest]:
+    """These guests of the event; ids of other events or tenants are left out (the caller compares counts)."""
+    return list(Guest.objects.for_event(event).filter(pk__in=list(guest_ids)))

@@ -2,11 +2,14 @@
 
 import uuid
 from dataclasses import dataclass
+from datetime import timedelta
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import DateTimeField, F, Value
 from django.db.models.functions import Coalesce, Greatest
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from eventsaas.db import atomic
@@ -293,3 +296,10 @@ def guest_activity_record_batch(*, events) -> ActivityBatchResult:
     result.rows_inserted = len(rows)
     result.guests_updated = len(latest_access)
     return result
+
+
+def activity_cleanup(*, now=None) -> int:
+    """Delete activity records older than ACTIVITY_RETENTION_DAYS; the number deleted (running twice is harmless)."""
+    cutoff = (now or timezone.now()) - timedelta(days=settings.ACTIVITY_RETENTION_DAYS)
+    deleted, _per_model = GuestActivity.objects.filter(at__lt=cutoff).delete()
+    return deleted

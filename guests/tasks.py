@@ -2,7 +2,10 @@
 
 from celery import shared_task
 
+from guests import notifications
 from guests.activity import activity_flush
+from guests.models import Guest
+from guests.services import activity_cleanup
 
 
 @shared_task(
@@ -22,3 +25,40 @@ def guest_activity_flush_task() -> dict:
         "guests_updated": result.guests_updated,
         "dropped": result.dropped,
     }
+
+
+@shared_task(name="guests.invitation_send")
+def guest_invitation_send_task(*, guest_id: str, window: str) -> bool:
+    """Send one guest's invitation for this send (idempotent by the message window)."""
+    guest = Guest.objects.select_related("event", "tenant").filter(pk=guest_id).first()
+    if guest is None:
+        return False  # deleted meanwhile
+    return notifications.guest_invitation_send(guest=guest, window=window)
+
+
+@shared_task(name="guests.confirmation_send")
+def guest_confirmation_send_task(*, guest_id: str, window: str) -> bool:
+    """Confirm a guest's answer by email (idempotent by the answer's time)."""
+    guest = Guest.objects.select_related("event", "tenant").filter(pk=guest_id).first()
+    if guest is None:
+        return False
+    return notifications.guest_confirmation_send(guest=guest, window=window)
+
+
+# Periodic jobs: the next run is the retry (failed rows are taken back then).
+@shared_task(name="guests.reminders_send", autoretry_for=(), record_failure=False)
+def guest_reminders_send_task() -> int:
+    """Hourly: reminders to pending guests of events whose deadline is REMINDER_DAYS_BEFORE_DEADLINE away."""
+    return notifications.reminders_send()
+
+
+@shared_task(name="guests.digests_send", autoretry_for=(), record_failure=False)
+def guest_digests_send_task() -> int:
+    """Daily: the organizers' digest of every published event with new answers."""
+    return notifications.digests_send()
+
+
+@shared_task(name="guests.activity_cleanup", autoretry_for=(), record_failure=False)
+def guest_activity_cleanup_task() -> int:
+    """Daily: delete activity records older than ACTIVITY_RETENTION_DAYS."""
+    return activity_cleanup()

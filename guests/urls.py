@@ -11,9 +11,12 @@ urlpatterns = [
     path(prefix + "guests/new/", views.guest_create, name="create"),
     path(prefix + "guests/group/", views.guest_group_connect, name="group_connect"),
     path(prefix + "guests/<uuid:guest_id>/", views.guest_detail, name="detail"),
+    path(prefix + "guests/invite/", views.guest_invite_many, name="invite_many"),
+    path(prefix + "guests/<uuid:guest_id>/invite/", views.guest_invite, name="invite"),
     path(prefix + "guests/<uuid:guest_id>/delete/", views.guest_delete, name="delete"),
     path(prefix + "guests/<uuid:guest_id>/regenerate-code/", views.guest_code_regenerate, name="regenerate_code"),
     path(prefix + "guests/<uuid:guest_id>/leave-group/", views.guest_group_leave, name="leave_group"),
     path(prefix + "dietary/", views.dietary_report, name="dietary"),
     path(prefix + "activity/", views.activity, name="activity"),
+    path(prefix + "messages/", views.message_log, name="messages"),
 ]

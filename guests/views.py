@@ -6,10 +6,11 @@ from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from events.selectors import event_get
-from guests import selectors, services
+from guests import notifications, selectors, services
 from guests.activity import track_activity
 from guests.forms import GroupConnectForm, GuestFilterForm, GuestForm
 from guests.models import GuestActivity
@@ -78,6 +79,7 @@ def guest_detail(request, event_id, guest_id):
         "form": form,
         "members": selectors.group_members(guest=guest),
         "timeline": selectors.guest_activity_timeline(guest=guest),
+        "sent_messages": selectors.guest_messages(guest=guest),
         "rsvp_link": request.build_absolute_uri(f"/rsvp/?code={guest.code}"),
     }
     return render(request, "guests/guest_detail.html", context, status=400 if form.errors else 200)
@@ -168,3 +170,57 @@ def activity(request, event_id):
         "recent": selectors.event_recent_activity(event=event),
     }
     return render(request, "guests/activity.html", context)
+
+
+def _invitations_queued_message(request, queued) -> None:
+    messages.success(
+        request,
+        ngettext("%(count)s invitation is on its way.", "%(count)s invitations are on their way.", queued.queued)
+        % {"count": queued.queued},
+    )
+    if queued.without_email:
+        messages.warning(
+            request,
+            ngettext(
+                "%(count)s guest has no email and was skipped.",
+                "%(count)s guests have no email and were skipped.",
+                queued.without_email,
+            )
+            % {"count": queued.without_email},
+        )
+
+
+@require_POST
+def guest_invite(request, event_id, guest_id):
+    """Send (or send again) the guest's invitation: each click is a new send."""
+    event = event_get(tenant=request.tenant, event_id=event_id)
+    guest = selectors.guest_get(event=event, guest_id=guest_id)
+    queued = notifications.guest_invitations_send(event=event, guests=[guest], acting_user=request.user)
+    _invitations_queued_message(request, queued)
+    return redirect("guests:detail", tenant_slug=request.tenant.slug, event_id=event.pk, guest_id=guest.pk)
+
+
+@require_POST
+def guest_invite_many(request, event_id):
+    """Invite the selected guests, or (not_yet_invited=1) everyone with an email not invited yet."""
+    event = event_get(tenant=request.tenant, event_id=event_id)
+    if request.POST.get("not_yet_invited"):
+        guests = list(notifications.guests_not_yet_invited(event=event))
+        queued = notifications.guest_invitations_send(
+            event=event, guests=guests, acting_user=request.user, first_only=True
+        )
+    else:
+        ids = [value for value in request.POST.getlist("guests") if _is_uuid(value)]
+        guests = selectors.guests_of_event(event=event, guest_ids=ids)
+        if not guests:
+            messages.error(request, _("Choose at least one guest."))
+            return _back_to_list(request, event)
+        queued = notifications.guest_invitations_send(event=event, guests=guests, acting_user=request.user)
+    _invitations_queued_message(request, queued)
+    return _back_to_list(request, event)
+
+
+def message_log(request, event_id):
+    event = event_get(tenant=request.tenant, event_id=event_id)
+    page = Paginator(selectors.event_messages(event=event), 100).get_page(request.GET.get("page"))
+    return render(request, "guests/messages.html", {"event": event, "page": page})

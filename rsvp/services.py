@@ -18,6 +18,7 @@ from django.utils.translation import gettext as _
 
 from guests.codes import normalize_code, normalize_name
 from guests.models import Guest
+from guests.notifications import guest_confirmation_enqueue
 from guests.selectors import group_members
 from tenants.services import audit_log_record
 
@@ -122,6 +123,7 @@ def rsvp_submit(
     if not attending:
         _update_one(guest, status=Guest.Status.DECLINED, num_guests=0, **own_fields)
         _audit(guest, "rsvp.declined", {})
+        guest_confirmation_enqueue(guest=guest)
         return household
 
     if num_guests < 1:
@@ -153,6 +155,7 @@ def rsvp_submit(
         "rsvp.coming",
         {"num_guests": num_guests, "expected": expected, "absent": sorted(str(pk) for pk in absent_ids)},
     )
+    guest_confirmation_enqueue(guest=guest)
     return household_for(guest=guest)
 
 

@@ -116,6 +116,9 @@ CASES = [
     ),
     Case("dietary_report", "GET", "events/{event}/dietary/"),
     Case("activity", "GET", "events/{event}/activity/"),
+    Case("messages", "GET", "events/{event}/messages/"),
+    Case("guest_invite", "POST", "events/{event}/guests/{anna}/invite/"),
+    Case("guest_invite_many", "POST", "events/{event}/guests/invite/", {"not_yet_invited": "1"}),
     Case("team", "GET", "team/", has_ids=False),
     Case("team", "POST", "team/", {"email": "newbie@example.com", "role": Role.VIEWER}, has_ids=False, owner_only=True),
 ]
@@ -158,7 +161,9 @@ def world(db):
     tenant = TenantFactory(name="Acme", slug="acme")
     event = EventFactory(tenant=tenant, name="Acme summer party")
     group_id = uuid.uuid4()
-    anna = GuestFactory(event=event, first_name="Anna", last_name="Müller", group_id=group_id, dietary="vegan")
+    anna = GuestFactory(
+        event=event, first_name="Anna", last_name="Müller", group_id=group_id, dietary="vegan", email="anna@example.com"
+    )
     lisa = GuestFactory(event=event, first_name="Lisa", last_name="Müller", group_id=group_id)
     carl = GuestFactory(event=event, first_name="Carl", last_name="Solo")
     other_tenant = TenantFactory(name="Rival", slug="rival")

@@ -208,6 +208,7 @@ SAFE_PATCH_FIELDS = {"name", "first_name", "last_name", "description", "location
 # path values used for the call (A's objects, or B's in the body-injection test).
 VALID_BODIES: dict = {
     "rsvp_answer": lambda w, v: {"attending": False},
+    "invitations_send": lambda w, v: {"not_yet_invited": True},
 }
 
 

@@ -1,0 +1,330 @@
+"""Emails to guests and organizers: invitations, RSVP confirmations, reminders, the daily digest.
+
+Exactly once per (event, recipient, kind, window), without locks or
+multi-document transactions (DESIGN.md):
+
+1. claim: insert the GuestMessage row in status "sending". The unique
+   constraint lets one sender win; the others stop. A row left "failed" by an
+   earlier attempt is taken back by a compare-and-set failed -> sending, and so
+   is a "sending" row older than a task's hard time limit (its attempt died
+   before it could say how it went). A "sent" row is never sent again.
+2. send: the email, rendered in the event's language, HTML and plain text.
+3. record: a compare-and-set sending -> sent (or failed, with the error).
+
+A send that fails with a transient error (SMTP down) is recorded as failed and
+re-raised, so the task's retry claims the failed row and sends it.
+"""
+
+import logging
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.mail import EmailMultiAlternatives
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.template.loader import render_to_string
+from django.utils import timezone, translation
+from django.utils.translation import gettext_lazy as _
+
+from events.models import Event
+from guests.models import Guest, GuestMessage
+from tenants.models import Membership, Role
+
+logger = logging.getLogger(__name__)
+
+#: A window for "everyone not yet invited": clicking twice sends once.
+FIRST_INVITATION_WINDOW = "first"
+
+
+def _stale_claim_age() -> timedelta:
+    return timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 30)
+
+
+def message_claim(*, event: Event, guest: Guest | None, recipient: str, kind: str, window: str) -> GuestMessage | None:
+    """The claimed row when this caller may send now, or None when the message is sent or being sent."""
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            return GuestMessage.objects.create(
+                tenant_id=event.tenant_id,
+                event=event,
+                guest=guest,
+                recipient=recipient,
+                kind=kind,
+                window=window,
+                claimed_at=now,
+            )
+    except IntegrityError:
+        pass
+    existing = GuestMessage.objects.filter(event=event, recipient=recipient, kind=kind, window=window).first()
+    if existing is None or existing.status == GuestMessage.Status.SENT:
+        return None
+    retakeable = Q(status=GuestMessage.Status.FAILED) | Q(
+        status=GuestMessage.Status.SENDING, claimed_at__lt=now - _stale_claim_age()
+    )
+    taken = (
+        GuestMessage.objects.filter(retakeable, pk=existing.pk, claimed_at=existing.claimed_at)
+        .filter(status=existing.status)
+        .update(status=GuestMessage.Status.SENDING, claimed_at=now, error="")
+    )
+    if taken != 1:
+        return None
+    existing.status, existing.claimed_at, existing.error = GuestMessage.Status.SENDING, now, ""
+    return existing
+
+
+def _send_claimed(*, message: GuestMessage, event: Event, template: str, subject: str, context: dict) -> bool:
+    """Render and send the claimed message, then record the result; re-raises the sending error."""
+    with translation.override(event.language), timezone.override(event.tzinfo):
+        context = {"event": event, "site_url": settings.SITE_URL, **context}
+        subject_text = str(subject) % {"event": event.name}
+        text = render_to_string(f"emails/{template}.txt", context)
+        html = render_to_string(f"emails/{template}.html", context)
+    email = EmailMultiAlternatives(
+        subject=subject_text,
+        body=text,
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        to=[message.recipient],
+        reply_to=[event.contact_email] if event.contact_email else None,
+    )
+    email.attach_alternative(html, "text/html")
+    try:
+        email.send()
+    except Exception as exc:
+        GuestMessage.objects.filter(pk=message.pk, status=GuestMessage.Status.SENDING).update(
+            status=GuestMessage.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000]
+        )
+        raise
+    GuestMessage.objects.filter(pk=message.pk, status=GuestMessage.Status.SENDING).update(
+        status=GuestMessage.Status.SENT, sent_at=timezone.now()
+    )
+    return True
+
+
+def rsvp_link(guest: Guest) -> str:
+    return f"{settings.SITE_URL}/rsvp/?code={guest.code}"
+
+
+# --- invitations ---------------------------------------------------------------------------------
+
+
+@dataclass
+class InvitationsQueued:
+    queued: int
+    without_email: int
+
+
+def guest_invitations_send(*, event: Event, guests, acting_user, first_only: bool = False) -> InvitationsQueued:
+    """Queue invitations to these guests of the event (after commit); guests without email are skipped.
+
+    Each call is a new send (a resend), except `first_only`: "everyone not yet
+    invited" shares one window, so clicking it twice sends once.
+    """
+    from eventsaas.tasks import enqueue_on_commit
+    from guests.tasks import guest_invitation_send_task
+    from tenants.services import audit_log_record
+
+    window = FIRST_INVITATION_WINDOW if first_only else f"send:{uuid.uuid4()}"
+    with_email = [g for g in guests if g.email]
+    for guest in with_email:
+        enqueue_on_commit(guest_invitation_send_task, guest_id=str(guest.pk), window=window)
+    if with_email:
+        audit_log_record(
+            action="invitation.queued",
+            tenant=event.tenant,
+            event_id=event.pk,
+            actor_user=acting_user,
+            object_id=event.pk,
+            data={"guests": [str(g.pk) for g in with_email], "window": window},
+        )
+    return InvitationsQueued(queued=len(with_email), without_email=len(guests) - len(with_email))
+
+
+def guests_not_yet_invited(*, event: Event):
+    return Guest.objects.for_event(event).filter(invited_at__isnull=True).exclude(email="")
+
+
+def guest_invitation_send(*, guest: Guest, window: str) -> bool:
+    """Send the guest's invitation once for this window; True when this call sent it."""
+    event = guest.event
+    if not guest.email:
+        return False
+    message = message_claim(
+        event=event, guest=guest, recipient=guest.email, kind=GuestMessage.Kind.INVITATION, window=window
+    )
+    if message is None:
+        return False
+    _send_claimed(
+        message=message,
+        event=event,
+        template="invitation",
+        subject=_("You are invited: %(event)s"),
+        context={"guest": guest, "link": rsvp_link(guest)},
+    )
+    now = timezone.now()
+    Guest.objects.filter(pk=guest.pk).update(invited_at=now)
+    guest.invited_at = now
+    return True
+
+
+# --- RSVP confirmation ---------------------------------------------------------------------------
+
+
+def guest_confirmation_enqueue(*, guest: Guest) -> None:
+    """After an answer is saved: confirm it to the guest by email (after commit), when they have one."""
+    if not guest.email or guest.rsvp_at is None:
+        return
+    from eventsaas.tasks import enqueue_on_commit
+    from guests.tasks import guest_confirmation_send_task
+
+    enqueue_on_commit(guest_confirmation_send_task, guest_id=str(guest.pk), window=guest.rsvp_at.isoformat())
+
+
+def guest_confirmation_send(*, guest: Guest, window: str) -> bool:
+    """Confirm the guest's answer (as stored now) once per answer (the window is the answer's time)."""
+    event = guest.event
+    if not guest.email:
+        return False
+    message = message_claim(
+        event=event, guest=guest, recipient=guest.email, kind=GuestMessage.Kind.CONFIRMATION, window=window
+    )
+    if message is None:
+        return False
+    household = Guest.objects.in_group(guest).exclude(pk=guest.pk).order_by("first_name")
+    _send_claimed(
+        message=message,
+        event=event,
+        template="confirmation",
+        subject=_("Your answer for %(event)s"),
+        context={"guest": guest, "members": list(household), "link": rsvp_link(guest)},
+    )
+    return True
+
+
+# --- reminders -----------------------------------------------------------------------------------
+
+
+def reminder_window(event: Event) -> str:
+    day = event.rsvp_deadline - timedelta(days=settings.REMINDER_DAYS_BEFORE_DEADLINE)
+    return f"{event.pk}:{day.date().isoformat()}"
+
+
+def events_due_for_reminders(*, now=None):
+    now = now or timezone.now()
+    return Event.objects.filter(
+        status=Event.Status.PUBLISHED,
+        rsvp_deadline__gt=now,
+        rsvp_deadline__lte=now + timedelta(days=settings.REMINDER_DAYS_BEFORE_DEADLINE),
+    )
+
+
+def event_reminders_send(*, event: Event) -> int:
+    """Remind every still-pending guest with an email once per deadline; the number sent now.
+
+    One guest's failure is recorded on its row and does not stop the others;
+    the next hourly run takes the failed rows back.
+    """
+    window = reminder_window(event)
+    sent = 0
+    for guest in Guest.objects.for_event(event).filter(status=Guest.Status.PENDING).exclude(email=""):
+        message = message_claim(
+            event=event, guest=guest, recipient=guest.email, kind=GuestMessage.Kind.REMINDER, window=window
+        )
+        if message is None:
+            continue
+        try:
+            _send_claimed(
+                message=message,
+                event=event,
+                template="reminder",
+                subject=_("Please answer: %(event)s"),
+                context={"guest": guest, "link": rsvp_link(guest)},
+            )
+        except Exception:
+            logger.exception("Reminder to guest %s failed; the next run retries it", guest.pk)
+            continue
+        sent += 1
+    return sent
+
+
+def reminders_send(*, now=None) -> int:
+    """The hourly job: reminders for every event whose deadline is near."""
+    return sum(event_reminders_send(event=event) for event in events_due_for_reminders(now=now))
+
+
+# --- daily digest --------------------------------------------------------------------------------
+
+
+def digest_recipients(*, event: Event) -> list[str]:
+    emails = list(
+        Membership.objects.for_tenant(event.tenant)
+        .filter(role__in=[Role.OWNER, Role.ADMIN])
+        .exclude(user__email="")
+        .values_list("user__email", flat=True)
+    )
+    if event.contact_email:
+        emails.append(event.contact_email)
+    return sorted({e.lower() for e in emails})
+
+
+def digest_since(*, event: Event):
+    last = (
+        GuestMessage.objects.for_tenant(event.tenant)
+        .filter(event=event, kind=GuestMessage.Kind.DIGEST, status=GuestMessage.Status.SENT)
+        .order_by("-created_at")
+        .values_list("created_at", flat=True)
+        .first()
+    )
+    return last or event.created_at
+
+
+def digest_contents(*, event: Event, since) -> dict | None:
+    """What the digest says, or None when there is nothing new since `since`."""
+    guests = Guest.objects.for_event(event)
+    new_answers = list(guests.filter(rsvp_at__gt=since).order_by("rsvp_at"))
+    if not new_answers:
+        return None
+    return {
+        "new_answers": new_answers,
+        "dietary_changes": [g for g in new_answers if g.dietary],
+        "pending": guests.filter(status=Guest.Status.PENDING).count(),
+        "never_logged_in": guests.filter(last_login_at__isnull=True).count(),
+        "since": since,
+    }
+
+
+def event_digest_send(*, event: Event, now=None) -> int:
+    """Send today's digest of the event to its organizers, when something is new; the number sent now."""
+    now = now or timezone.now()
+    window = timezone.localdate(now, event.tzinfo).isoformat()
+    contents = digest_contents(event=event, since=digest_since(event=event))
+    if contents is None:
+        return 0
+    sent = 0
+    for recipient in digest_recipients(event=event):
+        message = message_claim(
+            event=event, guest=None, recipient=recipient, kind=GuestMessage.Kind.DIGEST, window=window
+        )
+        if message is None:
+            continue
+        try:
+            _send_claimed(
+                message=message,
+                event=event,
+                template="digest",
+                subject=_("Today at %(event)s: new answers"),
+                context={**contents, "event_url": f"{settings.SITE_URL}/o/{event.tenant.slug}/events/{event.pk}/"},
+            )
+        except Exception:
+            logger.exception("Digest of event %s to %s failed; the next run retries it", event.pk, recipient)
+            continue
+        sent += 1
+    return sent
+
+
+def digests_send(*, now=None) -> int:
+    """The daily job: a digest for every published event."""
+    events = Event.objects.filter(status=Event.Status.PUBLISHED).select_related("tenant")
+    return sum(event_digest_send(event=event, now=now) for event in events)
