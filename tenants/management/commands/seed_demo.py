@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.utils import timezone
+from django.utils.text import slugify
 
 from events.models import Event
 from events.services import event_create
@@ -161,14 +162,17 @@ class Command(BaseCommand):
         for household_index, size in enumerate(sizes):
             last_name = LAST_NAMES[household_index % len(LAST_NAMES)]
             members = []
-            for _ in range(size):
+            for member_index in range(size):
+                first_name = rng.choice(FIRST_NAMES)
+                # example.com addresses: invitations and confirmations appear on the console in development.
+                email = f"{slugify(first_name)}.{slugify(last_name)}.{household_index}{member_index}@example.com"
                 members.append(
                     guest_create(
                         event=event,
                         acting_user=organizer,
-                        first_name=rng.choice(FIRST_NAMES),
+                        first_name=first_name,
                         last_name=last_name,
-                        email="",
+                        email=email,
                         expected_guests=2 if rng.random() < 0.15 else 1,
                     )
                 )
