@@ -79,11 +79,8 @@ class EventForm(forms.ModelForm):
             if value is not None:
                 # The widget's naive value means wall-clock time at the event.
                 cleaned[name] = value.replace(tzinfo=None).replace(tzinfo=tz)
-        starts, ends, deadline = cleaned.get("starts_at"), cleaned.get("ends_at"), cleaned.get("rsvp_deadline")
-        if starts and ends and ends < starts:
-            self.add_error("ends_at", _("The event cannot end before it starts."))
-        if starts and deadline and deadline > starts:
-            self.add_error("rsvp_deadline", _("The RSVP deadline should be before the event starts."))
+        # End-before-start and a late deadline are Event.clean()'s rules; the service
+        # runs them and the view puts their errors on these fields.
         try:
             cleaned["questions"] = questions_from_text(
                 cleaned.get("questions_text", ""), existing=self.instance.questions

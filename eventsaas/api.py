@@ -7,7 +7,6 @@ from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from drf_spectacular.drainage import set_override
 from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import exceptions, serializers
 from rest_framework.pagination import PageNumberPagination
@@ -64,9 +63,7 @@ def acting_user(request):
     return user
 
 
-# The same name and shape as rsvp.apis.ERROR: both resolve to one "Error" component.
 ERROR = inline_serializer("Error", {"code": serializers.CharField(), "detail": serializers.CharField()})
-set_override(type(ERROR), "suppress_collision_warning", True)
 FIELD_ERRORS = inline_serializer(
     "FieldErrors",
     {

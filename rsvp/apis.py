@@ -7,7 +7,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from eventsaas.api import BAD_REQUEST, StrictSerializer
+from eventsaas.api import BAD_REQUEST, ERROR, StrictSerializer
 from guests.activity import track_activity
 from guests.models import Guest, GuestActivity
 from rsvp import services
@@ -71,9 +71,6 @@ def invitation_data(guest: Guest) -> dict:
             "rsvp_open": guest.event.is_rsvp_open(),
         }
     ).data
-
-
-ERROR = inline_serializer("Error", {"code": serializers.CharField(), "detail": serializers.CharField()})
 
 
 class GuestLoginApi(APIView):
@@ -192,8 +189,6 @@ class RsvpApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         answer = data.validated_data
-        if answer["attending"] and answer["num_guests"] < 1:
-            raise exceptions.ValidationError({"num_guests": [_("Tell us how many of you are coming (at least 1).")]})
         try:
             services.rsvp_submit(
                 guest=guest,

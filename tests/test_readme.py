@@ -1,4 +1,5 @@
 """The README's quick start is read by scripts: exactly two commands, and CI runs the second."""
+
 import re
 from pathlib import Path
 
