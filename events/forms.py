@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from events.models import Event
+from events.models import Event, known_timezones
 from events.services import questions_from_text, questions_to_text
 
 LOCAL_DATETIME_FIELDS = ("starts_at", "ends_at", "rsvp_deadline")
@@ -19,7 +19,7 @@ class LocalDateTimeInput(forms.DateTimeInput):
 
 
 def _timezone_choices():
-    return [(name, name) for name in sorted(zoneinfo.available_timezones()) if "/" in name or name == "UTC"]
+    return [(name, name) for name in sorted(known_timezones()) if "/" in name or name == "UTC"]
 
 
 class EventForm(forms.ModelForm):

@@ -1,3 +1,4 @@
+import functools
 import uuid
 import zoneinfo
 
@@ -10,8 +11,14 @@ from django.utils.translation import gettext_lazy as _
 from tenants.models import Tenant, TenantScopedQuerySet
 
 
+@functools.cache
+def known_timezones() -> frozenset[str]:
+    """IANA zone names; zoneinfo.available_timezones() walks the tz database on every call."""
+    return frozenset(zoneinfo.available_timezones())
+
+
 def validate_timezone(value: str) -> None:
-    if value not in zoneinfo.available_timezones():
+    if value not in known_timezones():
         raise ValidationError(_("“%(value)s” is not a known time zone."), params={"value": value})
 
 
