@@ -6,6 +6,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from events import selectors, services
 from events.forms import EventForm
+from eventsaas.forms import add_service_errors
 from guests.selectors import event_stats
 
 
@@ -19,11 +20,7 @@ def _save_form(request, form, save):
     try:
         return save(form.service_fields())
     except ValidationError as error:
-        if hasattr(error, "error_dict"):
-            for field, errors in error.error_dict.items():
-                form.add_error(field if field in form.fields else None, errors)
-        else:
-            form.add_error(None, error)
+        add_service_errors(form, error)
     return None
 
 

@@ -10,6 +10,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from events.selectors import event_get
+from eventsaas.forms import add_service_errors
 from guests import notifications, selectors, services
 from guests.activity import track_activity
 from guests.forms import GroupConnectForm, GuestFilterForm, GuestForm
@@ -38,10 +39,7 @@ def _apply(form, call):
     try:
         return call()
     except ValidationError as error:
-        # A dict error (model validation) has no error_list: do not build the fallback eagerly.
-        error_dict = error.error_dict if hasattr(error, "error_dict") else {None: error.error_list}
-        for field, errors in error_dict.items():
-            form.add_error(field if field in form.fields else None, errors)
+        add_service_errors(form, error)
     return None
 
 

@@ -11,6 +11,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from eventsaas.forms import add_service_errors
 from guests.activity import track_activity
 from guests.models import Guest, GuestActivity
 from rsvp import services
@@ -141,8 +142,7 @@ def answer(request, guest):
         except services.RsvpClosed:
             is_open, status = False, 403
         except ValidationError as error:
-            for field, errors in error.message_dict.items():
-                form.add_error(field if field in form.fields else None, errors)
+            add_service_errors(form, error)
             status = 400
         else:
             track_activity(guest=guest, kind=GuestActivity.Kind.RSVP_SUBMITTED, request=request)
