@@ -1,1 +1,262 @@
-# Create your models here.
+"""Orders, tickets, Stripe webhook events and the money ledger of ticketed events.
+
+Document-store shapes on purpose (docs/mongodb.md): an order embeds its lines
+and attendees, every row carries tenant_id and event_id, and each invariant is
+a compare-and-set on one row or a unique constraint (../shared/DESIGN.md).
+"""
+
+import secrets
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from events.models import Event, TicketType
+from guests.codes import CODE_ALPHABET
+from tenants.models import Tenant, TenantScopedQuerySet
+
+
+def new_secret() -> str:
+    """An unguessable token for the buyer's links (128 bits, URL-safe)."""
+    return secrets.token_urlsafe(16)
+
+
+TICKET_CODE_LENGTH = 16
+
+
+def new_ticket_code() -> str:
+    """16 characters of the guest-code alphabet (no look-alikes): about 79 bits, and typeable at the door."""
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(TICKET_CODE_LENGTH))
+
+
+class Order(models.Model):
+    """A buyer's order. `lines` is [{"ticket_type": id, "name", "quantity", "unit_price"}].
+
+    Status arrows (DESIGN.md "Orders") are single compare-and-set updates in
+    billing.services; seats are released by whichever arrow leaves `pending`.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Awaiting payment")
+        PAID = "paid", _("Paid")
+        PARTIALLY_REFUNDED = "partially_refunded", _("Partially refunded")
+        REFUNDED = "refunded", _("Refunded")
+        EXPIRED = "expired", _("Expired")
+        CANCELLED = "cancelled", _("Cancelled")
+        # Money arrived but no tickets can be issued: the seats were gone after
+        # the order expired, or Stripe reported another amount. The organizer decides.
+        REFUND_DUE = "refund_due", _("Needs a refund")
+        NEEDS_REVIEW = "needs_review", _("Needs review")
+
+    class Attention(models.TextChoices):
+        NONE = "", _("None")
+        SEATS_GONE = "seats_gone", _("Paid after expiry; the seats were sold to others")
+        AMOUNT_MISMATCH = "amount_mismatch", _("Stripe reported a different amount or currency")
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, models.CASCADE, verbose_name=_("organization"), related_name="+", db_index=False)
+    event = models.ForeignKey(Event, models.CASCADE, verbose_name=_("event"), related_name="orders", db_index=False)
+    status = models.CharField(_("status"), max_length=20, choices=Status.choices, default=Status.PENDING)
+    attention = models.CharField(_("attention"), max_length=20, choices=Attention.choices, blank=True)
+    buyer_name = models.CharField(_("buyer name"), max_length=200)
+    buyer_email = models.EmailField(_("buyer email"))
+    lines = models.JSONField(_("lines"), default=list)
+    # [{"ticket_type": id, "name": "..."}] one per seat, in seat order; names may be blank.
+    attendees = models.JSONField(_("attendees"), default=list, blank=True)
+    dietary = models.TextField(_("dietary needs"), blank=True)
+    answers = models.JSONField(_("answers"), default=dict, blank=True)
+    total = models.PositiveIntegerField(_("total (in cents)"))
+    currency = models.CharField(_("currency"), max_length=3)
+    # What Stripe captured and refunded, in minor units; the ledger holds the entries.
+    paid_amount = models.PositiveIntegerField(_("paid (in cents)"), default=0)
+    refunded_amount = models.PositiveIntegerField(_("refunded (in cents)"), default=0)
+    is_test = models.BooleanField(_("test payment"), default=False)
+    stripe_session_id = models.CharField(_("Stripe Checkout session"), max_length=255, blank=True)
+    stripe_payment_intent_id = models.CharField(_("Stripe payment"), max_length=255, blank=True)
+    checkout_url = models.URLField(_("checkout address"), max_length=2000, blank=True)
+    # The buyer's link to the order page (emailed); no account is needed.
+    access_token = models.CharField(_("access token"), max_length=32, default=new_secret, editable=False)
+    language = models.CharField(_("language"), max_length=10, default="en")
+    created_at = models.DateTimeField(_("created at"), default=timezone.now, editable=False)
+    expires_at = models.DateTimeField(_("expires at"))
+    paid_at = models.DateTimeField(_("paid at"), null=True, blank=True)
+    closed_at = models.DateTimeField(_("expired or cancelled at"), null=True, blank=True)
+    confirmation_claimed_at = models.DateTimeField(_("confirmation email claimed at"), null=True, blank=True)
+    confirmation_sent_at = models.DateTimeField(_("confirmation email sent at"), null=True, blank=True)
+
+    objects = TenantScopedQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("order")
+        verbose_name_plural = _("orders")
+        ordering = ["-created_at"]
+        constraints = [
+            # One order per Checkout session: a retried webhook finds, never forks, the order.
+            models.UniqueConstraint(
+                fields=["stripe_session_id"], condition=Q(stripe_session_id__gt=""), name="order_unique_stripe_session"
+            ),
+        ]
+        indexes = [
+            # The organizer's order list, newest first, optionally by status.
+            models.Index(fields=["tenant", "event", "created_at"], name="order_event_created"),
+            models.Index(fields=["tenant", "event", "status", "created_at"], name="order_event_status_created"),
+            # The expiry sweep: pending orders past their time.
+            models.Index(fields=["status", "expires_at"], name="order_status_expires"),
+            # charge.refunded carries the payment intent, not the order.
+            models.Index(fields=["stripe_payment_intent_id"], name="order_payment_intent"),
+        ]
+
+    def __str__(self):
+        return f"{self.buyer_name} ({self.get_status_display()})"
+
+    @property
+    def quantity(self) -> int:
+        return sum(line["quantity"] for line in self.lines)
+
+    @property
+    def refundable_amount(self) -> int:
+        return max(self.paid_amount - self.refunded_amount, 0)
+
+    @property
+    def is_paid(self) -> bool:
+        return self.status in {self.Status.PAID, self.Status.PARTIALLY_REFUNDED}
+
+    @property
+    def holds_seats(self) -> bool:
+        """Reserved (not yet sold) seats belong to the order in these states."""
+        return self.status in {self.Status.PENDING, self.Status.NEEDS_REVIEW}
+
+
+class Ticket(models.Model):
+    """One seat of a paid order. Unique per (order, seat) so it is issued exactly once."""
+
+    class Status(models.TextChoices):
+        VALID = "valid", _("Valid")
+        VOID = "void", _("Void")
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, models.CASCADE, verbose_name=_("organization"), related_name="+", db_index=False)
+    event = models.ForeignKey(Event, models.CASCADE, verbose_name=_("event"), related_name="tickets", db_index=False)
+    order = models.ForeignKey(Order, models.CASCADE, verbose_name=_("order"), related_name="tickets", db_index=False)
+    ticket_type = models.ForeignKey(
+        TicketType, models.PROTECT, verbose_name=_("ticket type"), related_name="tickets", db_index=False
+    )
+    seat = models.PositiveSmallIntegerField(_("seat in order"))
+    code = models.CharField(_("code"), max_length=32, unique=True, default=new_ticket_code, editable=False)
+    attendee_name = models.CharField(_("attendee"), max_length=200, blank=True)
+    price = models.PositiveIntegerField(_("price (in cents)"))
+    currency = models.CharField(_("currency"), max_length=3)
+    status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.VALID)
+    created_at = models.DateTimeField(_("issued at"), default=timezone.now, editable=False)
+    voided_at = models.DateTimeField(_("voided at"), null=True, blank=True)
+    checked_in_at = models.DateTimeField(_("checked in at"), null=True, blank=True)
+    checked_in_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        models.SET_NULL,
+        verbose_name=_("checked in by"),
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,
+    )
+
+    objects = TenantScopedQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("ticket")
+        verbose_name_plural = _("tickets")
+        ordering = ["order", "seat"]
+        constraints = [models.UniqueConstraint(fields=["order", "seat"], name="ticket_unique_seat_per_order")]
+        # Check-in looks tickets up by code (unique index); the dashboard counts by type.
+        indexes = [models.Index(fields=["tenant", "event", "ticket_type", "status"], name="ticket_event_type_status")]
+
+    def __str__(self):
+        return f"{self.ticket_type_id} #{self.seat} ({self.order_id})"
+
+    @property
+    def is_valid(self) -> bool:
+        return self.status == self.Status.VALID
+
+    @property
+    def display_code(self) -> str:
+        """The code in groups of four, as printed: ABCD-EFGH-JKLM-NPQR (check-in accepts it either way)."""
+        return "-".join(self.code[i : i + 4] for i in range(0, len(self.code), 4))
+
+
+class LedgerEntry(models.Model):
+    """Append-only money record. For an order: sum(payments) - sum(refunds) = captured - refunded at Stripe."""
+
+    class Kind(models.TextChoices):
+        PAYMENT = "payment", _("Payment")
+        REFUND = "refund", _("Refund")
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, models.CASCADE, verbose_name=_("organization"), related_name="+", db_index=False)
+    event = models.ForeignKey(Event, models.CASCADE, verbose_name=_("event"), related_name="+", db_index=False)
+    order = models.ForeignKey(Order, models.CASCADE, verbose_name=_("order"), related_name="ledger", db_index=False)
+    kind = models.CharField(_("kind"), max_length=10, choices=Kind.choices)
+    amount = models.PositiveIntegerField(_("amount (in cents)"))
+    currency = models.CharField(_("currency"), max_length=3)
+    # The payment intent of a payment, the refund of a refund (test mode: a local id).
+    stripe_object_id = models.CharField(_("Stripe id"), max_length=255)
+    created_at = models.DateTimeField(_("booked at"), default=timezone.now, editable=False)
+
+    objects = TenantScopedQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("ledger entry")
+        verbose_name_plural = _("ledger")
+        ordering = ["created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["stripe_object_id", "kind"], name="ledger_unique_stripe_object_kind")
+        ]
+        indexes = [
+            models.Index(fields=["tenant", "event", "kind"], name="ledger_event_kind"),
+            models.Index(fields=["order", "kind"], name="ledger_order_kind"),
+        ]
+
+    def __str__(self):
+        return f"{self.kind} {self.amount} {self.currency}"
+
+    @property
+    def signed_amount(self) -> int:
+        return self.amount if self.kind == self.Kind.PAYMENT else -self.amount
+
+
+class WebhookEvent(models.Model):
+    """A verified Stripe event, stored before it is processed; unique by Stripe's id."""
+
+    class Status(models.TextChoices):
+        RECEIVED = "received", _("Received")
+        PROCESSED = "processed", _("Processed")
+        IGNORED = "ignored", _("Ignored")
+        FAILED = "failed", _("Failed")
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    stripe_event_id = models.CharField(_("Stripe event"), max_length=255, unique=True)
+    type = models.CharField(_("type"), max_length=100)
+    payload = models.JSONField(_("payload"))
+    is_test = models.BooleanField(_("local test payment"), default=False)
+    # Filled in when processing finds the order; null for events about nothing of ours.
+    tenant = models.ForeignKey(
+        Tenant, models.CASCADE, verbose_name=_("organization"), related_name="+", null=True, blank=True, db_index=False
+    )
+    order_id = models.UUIDField(_("order"), null=True, blank=True)
+    status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.RECEIVED)
+    attempts = models.PositiveSmallIntegerField(_("attempts"), default=0)
+    error = models.TextField(_("error"), blank=True)
+    received_at = models.DateTimeField(_("received at"), default=timezone.now, editable=False)
+    processed_at = models.DateTimeField(_("processed at"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("Stripe webhook event")
+        verbose_name_plural = _("Stripe webhook events")
+        ordering = ["-received_at"]
+        # The admin's list and the sweep of events left unprocessed.
+        indexes = [models.Index(fields=["status", "received_at"], name="webhookevent_status_received")]
+
+    def __str__(self):
+        return f"{self.type} {self.stripe_event_id}"

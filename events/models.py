@@ -4,6 +4,7 @@ import zoneinfo
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils.timezone import now
 from django.utils.translation import gettext_lazy as _
@@ -53,6 +54,7 @@ class EventQuerySet(TenantScopedQuerySet):
 class Event(models.Model):
     class Kind(models.TextChoices):
         INVITE_ONLY = "invite_only", _("Invite only")
+        TICKETED = "ticketed", _("Ticketed")
 
     class Status(models.TextChoices):
         DRAFT = "draft", _("Draft")
@@ -82,6 +84,8 @@ class Event(models.Model):
     updated_at = models.DateTimeField(_("updated at"), default=now)
     # Set once, by the scheduled close job, when the deadline has passed.
     rsvp_closed_at = models.DateTimeField(_("RSVP closed at"), null=True, blank=True, editable=False)
+    # Ticketed events: ask the buyer for a name per ticket (printed on it, checked at the door).
+    attendee_names_required = models.BooleanField(_("ask for a name per ticket"), default=False)
 
     objects = EventQuerySet.as_manager()
 
@@ -123,3 +127,107 @@ class Event(models.Model):
     @property
     def is_archived(self) -> bool:
         return self.status == self.Status.ARCHIVED
+
+    @property
+    def is_ticketed(self) -> bool:
+        return self.kind == self.Kind.TICKETED
+
+    @property
+    def is_on_sale(self) -> bool:
+        """Whether the public may buy tickets at all (each ticket type also has its own window)."""
+        return self.is_ticketed and self.status == self.Status.PUBLISHED
+
+
+def validate_currency(value: str) -> None:
+    if not (len(value) == 3 and value.isascii() and value.isalpha() and value.islower()):
+        raise ValidationError(_("Use a three-letter ISO currency code in lower case, such as eur."))
+
+
+class TicketTypeQuerySet(TenantScopedQuerySet):
+    def on_sale(self, at=None):
+        """Types whose sales window is open now; sold-out types stay listed (as sold out)."""
+        at = at or now()
+        return self.filter(
+            models.Q(sales_start__isnull=True) | models.Q(sales_start__lte=at),
+            models.Q(sales_end__isnull=True) | models.Q(sales_end__gt=at),
+            is_active=True,
+        )
+
+
+class TicketType(models.Model):
+    """What a ticketed event sells. `sold` and `reserved` are counters kept by billing's services.
+
+    Both change only through single-row conditional updates (billing.services), so
+    `sold + reserved <= capacity` holds on every database without locks.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, models.CASCADE, verbose_name=_("organization"), related_name="+", db_index=False)
+    event = models.ForeignKey(
+        Event, models.CASCADE, verbose_name=_("event"), related_name="ticket_types", db_index=False
+    )
+    name = models.CharField(_("name"), max_length=120)
+    description = models.CharField(_("description"), max_length=500, blank=True)
+    price = models.PositiveIntegerField(
+        _("price (in cents)"), help_text=_("In the currency's minor unit: 2500 is 25.00.")
+    )
+    currency = models.CharField(_("currency"), max_length=3, default="eur", validators=[validate_currency])
+    capacity = models.PositiveIntegerField(_("capacity"))
+    sold = models.PositiveIntegerField(_("sold"), default=0, editable=False)
+    reserved = models.PositiveIntegerField(_("reserved"), default=0, editable=False)
+    sales_start = models.DateTimeField(_("sales start"), null=True, blank=True)
+    sales_end = models.DateTimeField(_("sales end"), null=True, blank=True)
+    max_per_order = models.PositiveSmallIntegerField(
+        _("maximum per order"), default=10, validators=[MinValueValidator(1), MaxValueValidator(100)]
+    )
+    # Blank: listed for everyone. Set: listed only to buyers who enter this code.
+    access_code = models.CharField(_("access code"), max_length=40, blank=True)
+    is_active = models.BooleanField(_("on sale"), default=True)
+    position = models.PositiveSmallIntegerField(_("position"), default=0)
+    created_at = models.DateTimeField(_("created at"), default=now, editable=False)
+
+    objects = TicketTypeQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("ticket type")
+        verbose_name_plural = _("ticket types")
+        ordering = ["position", "price", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["event", "name"], name="tickettype_unique_name_per_event"),
+            models.CheckConstraint(
+                condition=models.Q(sold__lte=models.F("capacity") - models.F("reserved")),
+                name="tickettype_sold_reserved_within_capacity",
+            ),
+        ]
+        # The shop and the dashboard list an event's types in order.
+        indexes = [models.Index(fields=["tenant", "event", "position"], name="tickettype_event_position")]
+
+    def __str__(self):
+        return self.name
+
+    def clean(self):
+        errors = {}
+        if self.sales_start and self.sales_end and self.sales_end <= self.sales_start:
+            errors["sales_end"] = _("Sales must end after they start.")
+        if self.capacity is not None and self.capacity < (self.sold or 0) + (self.reserved or 0):
+            errors["capacity"] = _("%(count)s tickets are already sold or reserved; the capacity cannot be lower.") % {
+                "count": (self.sold or 0) + (self.reserved or 0)
+            }
+        if errors:
+            raise ValidationError(errors)
+
+    @property
+    def remaining(self) -> int:
+        return max(self.capacity - self.sold - self.reserved, 0)
+
+    @property
+    def is_sold_out(self) -> bool:
+        return self.remaining == 0
+
+    def is_in_sales_window(self, at=None) -> bool:
+        at = at or now()
+        return (
+            self.is_active
+            and (self.sales_start is None or self.sales_start <= at)
+            and (self.sales_end is None or at < self.sales_end)
+        )

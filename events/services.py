@@ -57,6 +57,25 @@ def questions_to_text(questions: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def event_answers_clean(*, event, answers: dict) -> dict:
+    """Answers to the event's custom questions: known keys only, choices from the list, short text."""
+    questions = {q["key"]: q for q in event.questions or []}
+    errors, cleaned = [], {}
+    for key, value in (answers or {}).items():
+        question = questions.get(key)
+        if question is None:
+            errors.append(_("“%(key)s” is not a question of this event.") % {"key": key})
+        elif not isinstance(value, str) or len(value) > 500:
+            errors.append(_("The answer to “%(label)s” must be text of at most 500 characters.") % question)
+        elif question.get("choices") and value and value not in question["choices"]:
+            errors.append(_("Choose one of the options for “%(label)s”.") % question)
+        elif value:
+            cleaned[key] = value
+    if errors:
+        raise ValidationError({"answers": errors})
+    return cleaned
+
+
 def _unique_slug(tenant, name: str, exclude_pk=None) -> str:
     base = slugify(name)[:70] or "event"
     slug, n = base, 1

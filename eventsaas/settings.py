@@ -267,12 +267,49 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 300,
         "options": {"expires": 300},
     },
+    "billing.orders_expire_due": {
+        "task": "billing.orders_expire_due",
+        "schedule": 60,
+        "options": {"expires": 60},
+    },
+    "billing.webhook_events_requeue_stale": {
+        "task": "billing.webhook_events_requeue_stale",
+        "schedule": 300,
+        "options": {"expires": 300},
+    },
     "guests.activity_cleanup": {
         "task": "guests.activity_cleanup",
         "schedule": crontab(hour=3, minute=30),
         "options": {"expires": 6 * 3600},
     },
 }
+
+# --- Ticketed events: Stripe (billing/payments.py, docs/payments.md) -------------------
+STRIPE_SECRET_KEY = env_str("STRIPE_SECRET_KEY", "")
+STRIPE_WEBHOOK_SECRET = env_str("STRIPE_WEBHOOK_SECRET", "")
+# Where the SDK sends API calls; only tests and local Stripe emulators change it.
+STRIPE_API_BASE = env_str("STRIPE_API_BASE", "https://api.stripe.com")
+STRIPE_MAX_NETWORK_RETRIES = env_int("STRIPE_MAX_NETWORK_RETRIES", 2)
+# Webhook signatures older than this many seconds are refused (replays).
+STRIPE_WEBHOOK_TOLERANCE = env_int("STRIPE_WEBHOOK_TOLERANCE", 300)
+# Test-payment mode: a labelled local checkout, on only without Stripe keys and never in production.
+TEST_PAYMENTS = env_bool("TEST_PAYMENTS", not IS_PRODUCTION and not STRIPE_SECRET_KEY)
+# How long a pending order holds its seats; Stripe's Checkout Session lives as long (30 minutes at least).
+ORDER_HOLD_MINUTES = env_int("ORDER_HOLD_MINUTES", 30)
+# The sweep waits this long past an order's expiry, so Stripe's own expired/completed event usually comes first.
+ORDER_EXPIRY_GRACE_SECONDS = env_int("ORDER_EXPIRY_GRACE_SECONDS", 120)
+
+_payment_problems = []
+if STRIPE_SECRET_KEY and not STRIPE_WEBHOOK_SECRET:
+    _payment_problems.append("STRIPE_WEBHOOK_SECRET must be set with STRIPE_SECRET_KEY (webhooks are verified)")
+if TEST_PAYMENTS and STRIPE_SECRET_KEY:
+    _payment_problems.append("TEST_PAYMENTS cannot be on while Stripe keys are configured")
+if TEST_PAYMENTS and IS_PRODUCTION:
+    _payment_problems.append("TEST_PAYMENTS must be off in production")
+if ORDER_HOLD_MINUTES < 30:
+    _payment_problems.append("ORDER_HOLD_MINUTES must be at least 30 (Stripe Checkout's shortest session)")
+if _payment_problems:
+    raise ImproperlyConfigured("Unsafe payment settings: " + "; ".join(_payment_problems))
 
 # With Redis, sessions are read from the cache and written through to the
 # database, so any web process can serve any request.

@@ -26,4 +26,5 @@ urlpatterns = [
     path("", include("events.urls")),
     path("", include("guests.urls")),
     path("", include("rsvp.urls")),
+    path("", include("billing.urls")),
 ]

@@ -16,6 +16,7 @@ from django.db.models import Case, Value, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from events.services import event_answers_clean
 from guests.codes import normalize_code, normalize_name
 from guests.models import Guest
 from guests.notifications import guest_confirmation_enqueue
@@ -56,25 +57,6 @@ def guest_authenticate(*, code: str, last_name: str) -> Guest | None:
     return guest
 
 
-def clean_answers(*, event, answers: dict) -> dict:
-    """Answers to the event's custom questions: known keys only, choices from the list, short text."""
-    questions = {q["key"]: q for q in event.questions or []}
-    errors, cleaned = [], {}
-    for key, value in (answers or {}).items():
-        question = questions.get(key)
-        if question is None:
-            errors.append(_("“%(key)s” is not a question of this event.") % {"key": key})
-        elif not isinstance(value, str) or len(value) > 500:
-            errors.append(_("The answer to “%(label)s” must be text of at most 500 characters.") % question)
-        elif question.get("choices") and value and value not in question["choices"]:
-            errors.append(_("Choose one of the options for “%(label)s”.") % question)
-        elif value:
-            cleaned[key] = value
-    if errors:
-        raise ValidationError({"answers": errors})
-    return cleaned
-
-
 @dataclass
 class Household:
     guest: Guest
@@ -111,7 +93,7 @@ def rsvp_submit(
     if not event.is_rsvp_open(now):
         raise RsvpClosed()
     household = household_for(guest=guest)
-    answers = clean_answers(event=event, answers=answers or {})
+    answers = event_answers_clean(event=event, answers=answers or {})
     member_ids = {m.pk for m in household.members}
     absent_ids = {pk for pk in absent_member_ids}
     if not absent_ids <= member_ids:

@@ -22,11 +22,19 @@ INVITATION_VALIDITY = timedelta(days=7)
 
 
 def audit_log_record(
-    *, action, tenant=None, event_id=None, actor_user=None, actor_guest_id=None, object_id=None, data=None
+    *,
+    action,
+    tenant=None,
+    tenant_id=None,
+    event_id=None,
+    actor_user=None,
+    actor_guest_id=None,
+    object_id=None,
+    data=None,
 ):
-    """Append one audit entry; every service that changes state calls this."""
+    """Append one audit entry; every service that changes state calls this (tenant or tenant_id)."""
     return AuditLog.objects.create(
-        tenant=tenant,
+        tenant_id=tenant.pk if tenant is not None else tenant_id,
         event_id=event_id,
         action=action,
         actor_user=actor_user if actor_user is not None and actor_user.is_authenticated else None,

@@ -3,7 +3,7 @@ import datetime as dt
 import factory
 from django.utils import timezone
 
-from events.models import Event
+from events.models import Event, TicketType
 from guests.models import Guest
 from tenants.models import Membership, Role, Tenant, User
 
@@ -64,3 +64,23 @@ class GuestFactory(factory.django.DjangoModelFactory):
     first_name = factory.Sequence(lambda n: f"Guest{n}")
     last_name = "Doe"
     expected_guests = 1
+
+
+class TicketedEventFactory(EventFactory):
+    kind = Event.Kind.TICKETED
+    rsvp_deadline = None
+    name = factory.Sequence(lambda n: f"Concert {n}")
+    slug = factory.Sequence(lambda n: f"concert-{n}")
+
+
+class TicketTypeFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = TicketType
+
+    event = factory.SubFactory(TicketedEventFactory)
+    tenant = factory.SelfAttribute("event.tenant")
+    name = factory.Sequence(lambda n: f"General {n}")
+    price = 2500
+    currency = "eur"
+    capacity = 100
+    max_per_order = 10

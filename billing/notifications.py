@@ -1,0 +1,74 @@
+"""The buyer's confirmation email: tickets with their QR codes and the link to the order page."""
+
+import logging
+from datetime import timedelta
+from email.mime.image import MIMEImage
+
+from django.conf import settings
+from django.core.mail import EmailMultiAlternatives
+from django.db.models import Q
+from django.template.loader import render_to_string
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
+
+from billing.models import Order, Ticket
+from billing.qr import qr_png
+
+logger = logging.getLogger(__name__)
+
+# A claim older than this belongs to a worker that died; the email may be sent again
+# (a possible second copy rather than a lost one, as for guest emails).
+STALE_CLAIM = timedelta(minutes=15)
+
+
+def order_confirmation_send(*, order: Order) -> bool:
+    """Send the tickets email once: claim (compare-and-set), send, mark sent. False if not due or taken."""
+    if not order.is_paid or order.confirmation_sent_at is not None:
+        return False
+    now = timezone.now()
+    claimable = Q(confirmation_claimed_at__isnull=True) | Q(confirmation_claimed_at__lt=now - STALE_CLAIM)
+    if not Order.objects.filter(claimable, pk=order.pk, confirmation_sent_at__isnull=True).update(
+        confirmation_claimed_at=now
+    ):
+        return False
+    try:
+        _send(order)
+    except Exception:
+        Order.objects.filter(pk=order.pk, confirmation_claimed_at=now).update(confirmation_claimed_at=None)
+        raise
+    Order.objects.filter(pk=order.pk).update(confirmation_sent_at=timezone.now())
+    return True
+
+
+def _send(order: Order) -> None:
+    from billing.services import money_format, order_page_path
+
+    event = order.event
+    tickets = list(Ticket.objects.filter(order_id=order.pk, status=Ticket.Status.VALID).select_related("ticket_type"))
+    with translation.override(order.language or event.language), timezone.override(event.tzinfo):
+        context = {
+            "event": event,
+            "order": order,
+            "tickets": tickets,
+            "total": money_format(order.total, order.currency),
+            "order_url": settings.SITE_URL + order_page_path(order),
+        }
+        subject = _("Your tickets for %(event)s") % {"event": event.name}
+        text = render_to_string("emails/tickets.txt", context)
+        html = render_to_string("emails/tickets.html", context)
+    email = EmailMultiAlternatives(
+        subject=subject,
+        body=text,
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        to=[order.buyer_email],
+        reply_to=[event.contact_email] if event.contact_email else None,
+    )
+    email.attach_alternative(html, "text/html")
+    # Inline images referenced as cid:ticket-<code> from the HTML part.
+    email.mixed_subtype = "related"
+    for ticket in tickets:
+        image = MIMEImage(qr_png(ticket.code), "png")
+        image.add_header("Content-ID", f"<ticket-{ticket.code}>")
+        image.add_header("Content-Disposition", "inline", filename=f"ticket-{ticket.display_code}.png")
+        email.attach(image)
+    email.send()

@@ -1,0 +1,200 @@
+"""The one module that talks to Stripe (through the official SDK), and the local test-payment mode.
+
+Modes (settings.payment_mode):
+- "stripe": STRIPE_SECRET_KEY is set. Checkout Sessions, refunds and webhook
+  signatures go through the stripe SDK; STRIPE_API_BASE points it elsewhere
+  (the tests' local Stripe server).
+- "test": no Stripe keys and not production (the embedded default). Checkout
+  sends the buyer to a clearly labelled local page; paying there builds a
+  Stripe-shaped event, signs it with a local secret and hands it to the same
+  webhook code a real Stripe event goes through.
+- "off": production without keys: ticket sales are closed.
+"""
+
+import hashlib
+import hmac
+import json
+import time
+import uuid
+from functools import cache
+
+import stripe
+from django.conf import settings
+
+from eventsaas.tasks import TransientError
+
+TEST_ID_PREFIX = "localtest_"
+
+
+class PaymentProviderError(Exception):
+    """Stripe refused or could not be reached; nothing was charged."""
+
+
+def payment_mode() -> str:
+    if settings.STRIPE_SECRET_KEY:
+        return "stripe"
+    if settings.TEST_PAYMENTS:
+        return "test"
+    return "off"
+
+
+@cache
+def _client(api_key: str, api_base: str, retries: int) -> stripe.StripeClient:
+    return stripe.StripeClient(api_key, base_addresses={"api": api_base}, max_network_retries=retries)
+
+
+def stripe_client() -> stripe.StripeClient:
+    # Keyed by the settings so tests that point STRIPE_API_BASE elsewhere get their own client.
+    return _client(settings.STRIPE_SECRET_KEY, settings.STRIPE_API_BASE, settings.STRIPE_MAX_NETWORK_RETRIES)
+
+
+def _call(operation, **kwargs):
+    """Run an SDK call, sorting failures: worth retrying (TransientError) or not (PaymentProviderError)."""
+    try:
+        return operation(**kwargs)
+    except (stripe.APIConnectionError, stripe.RateLimitError) as exc:
+        raise TransientError(str(exc)) from exc
+    except stripe.APIError as exc:
+        # 5xx from Stripe: the SDK already retried; the caller may try again later.
+        raise TransientError(str(exc)) from exc
+    except stripe.StripeError as exc:
+        raise PaymentProviderError(exc.user_message or str(exc)) from exc
+
+
+def checkout_session_create(*, order, event, success_url: str, cancel_url: str) -> tuple[str, str]:
+    """Create the Checkout Session of `order`; returns (session id, URL). Idempotent per order."""
+    if payment_mode() == "test":
+        session_id = f"cs_{TEST_ID_PREFIX}{order.pk.hex}"
+        return session_id, ""
+    params = {
+        "mode": "payment",
+        "line_items": [
+            {
+                "price_data": {
+                    "currency": order.currency,
+                    "unit_amount": line["unit_price"],
+                    "product_data": {"name": f"{event.name}: {line['name']}"},
+                },
+                "quantity": line["quantity"],
+            }
+            for line in order.lines
+        ],
+        "customer_email": order.buyer_email,
+        "client_reference_id": str(order.pk),
+        "metadata": {"order_id": str(order.pk), "tenant_id": str(order.tenant_id), "event_id": str(order.event_id)},
+        "payment_intent_data": {
+            "metadata": {"order_id": str(order.pk), "tenant_id": str(order.tenant_id), "event_id": str(order.event_id)}
+        },
+        "success_url": success_url,
+        "cancel_url": cancel_url,
+        "expires_at": int(order.expires_at.timestamp()),
+        "locale": order.language if order.language in {"en", "es"} else "auto",
+    }
+    session = _call(
+        stripe_client().v1.checkout.sessions.create,
+        params=params,
+        options={"idempotency_key": f"order-{order.pk}-checkout"},
+    )
+    return session.id, session.url
+
+
+def checkout_session_expire(*, session_id: str) -> None:
+    """Close a Checkout Session so it can no longer be paid. Best effort: it may be paid or expired already."""
+    if payment_mode() != "stripe" or not session_id or TEST_ID_PREFIX in session_id:
+        return
+    try:
+        _call(stripe_client().v1.checkout.sessions.expire, session=session_id)
+    except PaymentProviderError:
+        pass
+
+
+def refund_create(*, order, amount: int, idempotency_key: str) -> dict:
+    """Refund `amount` of the order's payment; returns {"id", "amount", "currency"}."""
+    if order.is_test:
+        return {"id": f"re_{TEST_ID_PREFIX}{uuid.uuid4().hex}", "amount": amount, "currency": order.currency}
+    refund = _call(
+        stripe_client().v1.refunds.create,
+        params={
+            "payment_intent": order.stripe_payment_intent_id,
+            "amount": amount,
+            "metadata": {"order_id": str(order.pk), "tenant_id": str(order.tenant_id)},
+        },
+        options={"idempotency_key": idempotency_key},
+    )
+    return {"id": refund.id, "amount": refund.amount, "currency": refund.currency}
+
+
+def refunds_list(*, payment_intent_id: str) -> list[dict]:
+    """Every succeeded or pending refund of a payment, as Stripe records them."""
+    if payment_mode() != "stripe" or TEST_ID_PREFIX in payment_intent_id:
+        return []
+    refunds = _call(stripe_client().v1.refunds.list, params={"payment_intent": payment_intent_id, "limit": 100})
+    return [
+        {"id": r.id, "amount": r.amount, "currency": r.currency}
+        for r in refunds.auto_paging_iter()
+        if r.status in {"succeeded", "pending"}
+    ]
+
+
+# --- Webhook signatures -----------------------------------------------------------
+
+
+def webhook_secret() -> str:
+    """The secret incoming events are verified with: Stripe's, or in test mode a local one."""
+    if payment_mode() == "stripe":
+        return settings.STRIPE_WEBHOOK_SECRET
+    if payment_mode() == "test":
+        return _test_webhook_secret()
+    return ""
+
+
+def _test_webhook_secret() -> str:
+    digest = hmac.new(settings.SECRET_KEY.encode(), b"eventsaas test payments", hashlib.sha256).hexdigest()
+    return f"whsec_{TEST_ID_PREFIX}{digest}"
+
+
+def event_verify(*, payload: bytes, signature: str) -> dict:
+    """The event, if `signature` is Stripe's signature of `payload` with our secret and recent enough.
+
+    Raises stripe.SignatureVerificationError (bad, missing or old signature) or
+    ValueError (not JSON). The signature scheme and its check are the SDK's.
+    """
+    secret = webhook_secret()
+    if not secret:
+        raise stripe.SignatureVerificationError("Payments are not configured.", signature)
+    event = stripe.Webhook.construct_event(payload, signature, secret, tolerance=settings.STRIPE_WEBHOOK_TOLERANCE)
+    return event.to_dict()
+
+
+def signature_header(payload: bytes, secret: str, timestamp: int | None = None) -> str:
+    """A `Stripe-Signature` header value, computed the way Stripe documents it (for test payments)."""
+    timestamp = int(time.time()) if timestamp is None else timestamp
+    signed = f"{timestamp}.".encode() + payload
+    mac = hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
+    return f"t={timestamp},v1={mac}"
+
+
+def test_payment_event(*, order, event_type: str = "checkout.session.completed") -> tuple[bytes, str]:
+    """A signed Stripe-shaped event for a test-mode order: (payload, Stripe-Signature)."""
+    assert payment_mode() == "test", "test payments are only built when test mode is on"
+    session = {
+        "id": order.stripe_session_id,
+        "object": "checkout.session",
+        "amount_total": order.total,
+        "currency": order.currency,
+        "client_reference_id": str(order.pk),
+        "metadata": {"order_id": str(order.pk), "tenant_id": str(order.tenant_id), "event_id": str(order.event_id)},
+        "payment_intent": f"pi_{TEST_ID_PREFIX}{order.pk.hex}",
+        "payment_status": "paid" if event_type == "checkout.session.completed" else "unpaid",
+        "status": "complete" if event_type == "checkout.session.completed" else "expired",
+    }
+    body = {
+        "id": f"evt_{TEST_ID_PREFIX}{uuid.uuid4().hex}",
+        "object": "event",
+        "type": event_type,
+        "created": int(time.time()),
+        "livemode": False,
+        "data": {"object": session},
+    }
+    payload = json.dumps(body).encode()
+    return payload, signature_header(payload, _test_webhook_secret())

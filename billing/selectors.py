@@ -1,0 +1,124 @@
+"""Reads of ticketed events: what is on sale, orders, the sales dashboard."""
+
+from dataclasses import dataclass
+
+from django.db.models import Count, Q, Sum
+
+from billing.models import LedgerEntry, Order, Ticket
+from events.models import Event, TicketType
+
+
+def ticket_types_for_sale(*, event: Event, access_code: str = "") -> list[TicketType]:
+    """Types in their sales window the buyer may see (public ones, plus those unlocked by `access_code`)."""
+    visible = Q(access_code="")
+    if access_code.strip():
+        visible |= Q(access_code=access_code.strip())
+    return list(TicketType.objects.for_tenant(event.tenant).filter(visible, event_id=event.pk).on_sale())
+
+
+def order_get(*, tenant, order_id) -> Order | None:
+    return Order.objects.for_tenant(tenant).select_related("event").filter(pk=order_id).first()
+
+
+def order_for_buyer(*, order_id, token: str) -> Order | None:
+    """The buyer's order by its emailed link; a wrong token is the same as no order."""
+    order = Order.objects.select_related("event", "tenant").filter(pk=order_id).first()
+    if order is None or not token or not _same(order.access_token, token):
+        return None
+    return order
+
+
+def _same(a: str, b: str) -> bool:
+    import hmac
+
+    return hmac.compare_digest(a.encode(), b.encode())
+
+
+def order_list(*, event: Event, status: str | None = None):
+    orders = Order.objects.filter(tenant_id=event.tenant_id, event_id=event.pk)
+    if status:
+        orders = orders.filter(status=status)
+    return orders.order_by("-created_at")
+
+
+def order_tickets(*, order: Order) -> list[Ticket]:
+    return list(Ticket.objects.filter(order_id=order.pk).select_related("ticket_type").order_by("seat"))
+
+
+@dataclass
+class TicketTypeSales:
+    ticket_type: TicketType
+    sold: int
+    reserved: int
+    remaining: int
+    revenue: int  # price of the tickets issued, refunded ones included
+    refunded: int  # price of the tickets voided by refunds
+    checked_in: int
+
+
+@dataclass
+class SalesSummary:
+    types: list[TicketTypeSales]
+    orders_paid: int
+    orders_pending: int
+    orders_needing_attention: int
+    captured: int  # ledger: payments
+    refunded: int  # ledger: refunds
+    currency: str
+
+    @property
+    def net(self) -> int:
+        return self.captured - self.refunded
+
+    @property
+    def sold(self) -> int:
+        return sum(t.sold for t in self.types)
+
+    @property
+    def checked_in(self) -> int:
+        return sum(t.checked_in for t in self.types)
+
+
+def sales_summary(*, event: Event) -> SalesSummary:
+    """The dashboard's numbers: three grouped aggregations whatever the number of orders."""
+    types = list(TicketType.objects.filter(tenant_id=event.tenant_id, event_id=event.pk))
+    per_type = {
+        row["ticket_type_id"]: row
+        for row in Ticket.objects.filter(tenant_id=event.tenant_id, event_id=event.pk)
+        .values("ticket_type_id")
+        .annotate(
+            revenue=Sum("price", default=0),
+            refunded=Sum("price", filter=Q(status=Ticket.Status.VOID), default=0),
+            checked_in=Count("pk", filter=Q(checked_in_at__isnull=False, status=Ticket.Status.VALID)),
+        )
+        .order_by()
+    }
+    money = LedgerEntry.objects.filter(tenant_id=event.tenant_id, event_id=event.pk).aggregate(
+        captured=Sum("amount", filter=Q(kind=LedgerEntry.Kind.PAYMENT), default=0),
+        refunded=Sum("amount", filter=Q(kind=LedgerEntry.Kind.REFUND), default=0),
+    )
+    orders = Order.objects.filter(tenant_id=event.tenant_id, event_id=event.pk).aggregate(
+        paid=Count("pk", filter=Q(status__in=[Order.Status.PAID, Order.Status.PARTIALLY_REFUNDED])),
+        pending=Count("pk", filter=Q(status=Order.Status.PENDING)),
+        attention=Count("pk", filter=Q(status__in=[Order.Status.REFUND_DUE, Order.Status.NEEDS_REVIEW])),
+    )
+    return SalesSummary(
+        types=[
+            TicketTypeSales(
+                ticket_type=t,
+                sold=t.sold,
+                reserved=t.reserved,
+                remaining=t.remaining,
+                revenue=per_type.get(t.pk, {}).get("revenue", 0),
+                refunded=per_type.get(t.pk, {}).get("refunded", 0),
+                checked_in=per_type.get(t.pk, {}).get("checked_in", 0),
+            )
+            for t in types
+        ],
+        orders_paid=orders["paid"],
+        orders_pending=orders["pending"],
+        orders_needing_attention=orders["attention"],
+        captured=money["captured"],
+        refunded=money["refunded"],
+        currency=types[0].currency if types else "eur",
+    )

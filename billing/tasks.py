@@ -1,0 +1,36 @@
+"""Celery tasks of billing: adapters that load by primary key and call one service (docs/workers.md)."""
+
+from celery import shared_task
+
+from billing import notifications, services
+from billing.models import Order, WebhookEvent
+
+
+@shared_task(name="billing.webhook_event_process")
+def webhook_event_process_task(*, webhook_event_id: str) -> str:
+    """Process one stored Stripe event; a no-op when it already was (replays, redeliveries)."""
+    webhook_event = WebhookEvent.objects.filter(pk=webhook_event_id).first()
+    if webhook_event is None:
+        return "missing"
+    return services.webhook_event_process(webhook_event=webhook_event).status
+
+
+@shared_task(name="billing.orders_expire_due", autoretry_for=(), record_failure=False)
+def orders_expire_due_task() -> int:
+    """Periodic: expire pending orders past their hold and give their seats back (the next run is the retry)."""
+    return services.orders_expire_due()
+
+
+@shared_task(name="billing.webhook_events_requeue_stale", autoretry_for=(), record_failure=False)
+def webhook_events_requeue_stale_task() -> int:
+    """Periodic: process events that were stored but never processed."""
+    return services.webhook_events_requeue_stale()
+
+
+@shared_task(name="billing.order_confirmation_send")
+def order_confirmation_send_task(*, order_id: str) -> bool:
+    """Email the buyer their tickets with QR codes, once per order."""
+    order = Order.objects.select_related("event").filter(pk=order_id).first()
+    if order is None:
+        return False
+    return notifications.order_confirmation_send(order=order)

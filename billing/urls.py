@@ -1,0 +1,12 @@
+from django.urls import path
+
+from billing import views
+
+app_name = "billing"
+
+urlpatterns = [
+    path("billing/stripe/webhook/", views.stripe_webhook, name="stripe-webhook"),
+    path("orders/<uuid:order_id>/<str:token>/", views.order_page, name="order"),
+    path("orders/<uuid:order_id>/<str:token>/cancel/", views.order_cancel, name="order-cancel"),
+    path("orders/<uuid:order_id>/<str:token>/test-checkout/", views.test_checkout, name="test-checkout"),
+]

@@ -1,0 +1,22 @@
+"""pytest fixture for the fake Stripe API (tests/support/stripe_server.py).
+
+Import it into a test module (``from tests.support.stripe_fixtures import fake_stripe  # noqa: F401``) or register
+this module as a plugin (``pytest_plugins = ["tests.support.stripe_fixtures"]`` in tests/conftest.py).
+"""
+
+import pytest
+
+from tests.support.stripe_server import FakeStripe
+
+STRIPE_SECRET_KEY = "sk_test_fake"
+STRIPE_WEBHOOK_SECRET = "whsec_test_fake"
+
+
+@pytest.fixture
+def fake_stripe(settings):
+    """A running FakeStripe; settings.STRIPE_SECRET_KEY/STRIPE_WEBHOOK_SECRET/STRIPE_API_BASE point the app at it."""
+    with FakeStripe(api_key=STRIPE_SECRET_KEY) as fake:
+        settings.STRIPE_SECRET_KEY = STRIPE_SECRET_KEY
+        settings.STRIPE_WEBHOOK_SECRET = STRIPE_WEBHOOK_SECRET
+        settings.STRIPE_API_BASE = fake.base_url
+        yield fake
