@@ -1,11 +1,12 @@
 """Write operations on events."""
 
 from django.core.exceptions import ValidationError
+from django.db.models import F
 from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
-from events.models import Event
+from events.models import Event, TicketType
 from tenants.services import audit_log_record
 
 EDITABLE_FIELDS = (
@@ -22,6 +23,7 @@ EDITABLE_FIELDS = (
     "language",
     "contact_email",
     "questions",
+    "attendee_names_required",
 )
 
 
@@ -88,8 +90,9 @@ def _unique_slug(tenant, name: str, exclude_pk=None) -> str:
     return slug
 
 
-def event_create(*, tenant, acting_user, **fields) -> Event:
-    event = Event(tenant=tenant, **{k: v for k, v in fields.items() if k in EDITABLE_FIELDS})
+def event_create(*, tenant, acting_user, kind: str = Event.Kind.INVITE_ONLY, **fields) -> Event:
+    """A new event; its kind (invite-only or ticketed) is chosen here and does not change later."""
+    event = Event(tenant=tenant, kind=kind, **{k: v for k, v in fields.items() if k in EDITABLE_FIELDS})
     if not event.slug:
         event.slug = _unique_slug(tenant, event.name)
     if not event.contact_email and acting_user is not None:
@@ -177,3 +180,85 @@ def event_rsvp_close_due(*, now=None) -> int:
             data={"deadline": event.rsvp_deadline.isoformat()},
         )
     return closed
+
+
+TICKET_TYPE_FIELDS = (
+    "name",
+    "description",
+    "price",
+    "currency",
+    "capacity",
+    "sales_start",
+    "sales_end",
+    "max_per_order",
+    "access_code",
+    "is_active",
+    "position",
+)
+
+
+def ticket_type_create(*, event: Event, acting_user, **fields) -> TicketType:
+    """A new ticket type of a ticketed event. `sold` and `reserved` start at 0 and belong to billing."""
+    if not event.is_ticketed:
+        raise ValidationError(_("Only ticketed events sell tickets."))
+    ticket_type = TicketType(
+        tenant_id=event.tenant_id, event=event, **{k: v for k, v in fields.items() if k in TICKET_TYPE_FIELDS}
+    )
+    if "currency" in fields:
+        ticket_type.currency = (fields["currency"] or "").lower()
+    ticket_type.full_clean()
+    ticket_type.save(force_insert=True)
+    audit_log_record(
+        action="ticket_type.created",
+        tenant_id=event.tenant_id,
+        event_id=event.pk,
+        actor_user=acting_user,
+        object_id=ticket_type.pk,
+    )
+    return ticket_type
+
+
+def ticket_type_update(*, ticket_type: TicketType, acting_user, **fields) -> TicketType:
+    """Change a ticket type. Capacity is checked against what is sold and held at this moment, and
+    saved with a conditional update so a sale in between can never leave it below `sold + reserved`."""
+    if "currency" in fields:
+        fields["currency"] = (fields["currency"] or "").lower()
+    changed = [k for k in TICKET_TYPE_FIELDS if k in fields and getattr(ticket_type, k) != fields[k]]
+    if not changed:
+        return ticket_type
+    fresh = TicketType.objects.get(pk=ticket_type.pk)
+    for name in changed:
+        setattr(fresh, name, fields[name])
+    if "currency" in changed and fresh.sold + fresh.reserved:
+        raise ValidationError({"currency": _("The currency cannot change once tickets are sold or reserved.")})
+    fresh.full_clean()
+    updated = TicketType.objects.filter(
+        pk=fresh.pk, sold__lte=(fresh.capacity if "capacity" in changed else F("capacity")) - F("reserved")
+    ).update(**{name: getattr(fresh, name) for name in changed})
+    if not updated:
+        raise ValidationError({"capacity": _("More tickets were sold meanwhile; the capacity cannot be that low.")})
+    audit_log_record(
+        action="ticket_type.updated",
+        tenant_id=fresh.tenant_id,
+        event_id=fresh.event_id,
+        actor_user=acting_user,
+        object_id=fresh.pk,
+        data={"fields": changed},
+    )
+    fresh.refresh_from_db()
+    return fresh
+
+
+def ticket_type_delete(*, ticket_type: TicketType, acting_user) -> None:
+    """Delete a type nobody bought or holds; otherwise take it off sale instead (is_active=False)."""
+    if TicketType.objects.filter(pk=ticket_type.pk, sold=0, reserved=0).exists() and not ticket_type.tickets.exists():
+        ticket_type.delete()
+        audit_log_record(
+            action="ticket_type.deleted",
+            tenant_id=ticket_type.tenant_id,
+            event_id=ticket_type.event_id,
+            actor_user=acting_user,
+            object_id=ticket_type.pk,
+        )
+        return
+    raise ValidationError(_("Tickets of this type were sold or are held; take it off sale instead."))

@@ -42,7 +42,8 @@ class SignupForm(forms.Form):
 class InvitationForm(forms.Form):
     email = forms.EmailField(label=_("Email"))
     role = forms.ChoiceField(
-        label=_("Role"), choices=[(Role.ADMIN, Role.ADMIN.label), (Role.VIEWER, Role.VIEWER.label)]
+        label=_("Role"),
+        choices=[(Role.ADMIN, Role.ADMIN.label), (Role.VIEWER, Role.VIEWER.label), (Role.DOOR, Role.DOOR.label)],
     )
 
 

@@ -7,6 +7,12 @@ from tenants.selectors import membership_for
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 
 
+def check_in_view(view):
+    """Mark a page whose unsafe requests door staff may send too (checking tickets in), not only editors."""
+    view.allows_check_in = True
+    return view
+
+
 class TenantMiddleware:
     """The tenancy gate for organizer pages.
 
@@ -31,7 +37,8 @@ class TenantMiddleware:
             return redirect_to_login(request.get_full_path())
         membership = membership_for(user=request.user, tenant_slug=tenant_slug)
         if request.method not in SAFE_METHODS and not membership.can_edit:
-            raise PermissionDenied(_("Your role can view this organization but not change it."))
+            if not (getattr(view_func, "allows_check_in", False) and membership.can_check_in):
+                raise PermissionDenied(_("Your role can view this organization but not change it."))
         request.tenant = membership.tenant
         request.membership = membership
         if request.session.get("active_tenant") != membership.tenant.slug:

@@ -75,6 +75,11 @@ class Role(models.TextChoices):
     OWNER = "owner", _("Owner")
     ADMIN = "admin", _("Admin")
     VIEWER = "viewer", _("Viewer")
+    # Reads like a viewer and checks tickets in at the door; changes nothing else.
+    DOOR = "door", _("Door staff")
+
+
+CHECK_IN_ROLES = frozenset({Role.OWNER, Role.ADMIN, Role.DOOR})
 
 
 class Membership(models.Model):
@@ -104,6 +109,10 @@ class Membership(models.Model):
     @property
     def can_edit(self) -> bool:
         return self.role in {Role.OWNER, Role.ADMIN}
+
+    @property
+    def can_check_in(self) -> bool:
+        return self.role in CHECK_IN_ROLES
 
     @property
     def can_manage_team(self) -> bool:

@@ -8,7 +8,7 @@ object is a 404 (never a 403), and a viewer's write is a 403.
 from rest_framework import exceptions, permissions
 
 from events.models import Event
-from tenants.models import Role, Tenant
+from tenants.models import CHECK_IN_ROLES, Role, Tenant
 
 
 class IsGuest(permissions.BasePermission):
@@ -28,10 +28,12 @@ class IsOrganizer(permissions.BasePermission):
 WRITE_ROLES = {Role.OWNER, Role.ADMIN}
 
 
-def _check_role(identity, tenant_id, *, write: bool) -> str:
+def _check_role(identity, tenant_id, *, write: bool, check_in: bool = False) -> str:
     role = identity.role_in(tenant_id)
     if role is None:
         raise exceptions.NotFound()
+    if check_in and role not in CHECK_IN_ROLES:
+        raise exceptions.PermissionDenied("Your role cannot check tickets in.")
     if write and role not in WRITE_ROLES:
         raise exceptions.PermissionDenied("Your role can read this organization, not change it.")
     return role
@@ -45,9 +47,10 @@ def organizer_tenant(request, tenant_slug: str, *, write: bool = False) -> Tenan
     return tenant
 
 
-def organizer_event(request, event_id, *, write: bool = False) -> Event:
+def organizer_event(request, event_id, *, write: bool = False, check_in: bool = False) -> Event:
+    """The event of one of the token's organizations; `check_in` admits door staff (and editors), not viewers."""
     event = Event.objects.select_related("tenant").filter(pk=event_id, tenant_id__in=request.user.tenant_ids).first()
     if event is None:
         raise exceptions.NotFound()
-    _check_role(request.user, event.tenant_id, write=write)
+    _check_role(request.user, event.tenant_id, write=write, check_in=check_in)
     return event
