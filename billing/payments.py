@@ -111,7 +111,9 @@ def checkout_session_expire(*, session_id: str) -> None:
 def refund_create(*, order, amount: int, idempotency_key: str) -> dict:
     """Refund `amount` of the order's payment; returns {"id", "amount", "currency"}."""
     if order.is_test:
-        return {"id": f"re_{TEST_ID_PREFIX}{uuid.uuid4().hex}", "amount": amount, "currency": order.currency}
+        # Derived from the idempotency key, like Stripe: the same request twice is one refund.
+        refund_id = hashlib.sha256(idempotency_key.encode()).hexdigest()[:24]
+        return {"id": f"re_{TEST_ID_PREFIX}{refund_id}", "amount": amount, "currency": order.currency}
     refund = _call(
         stripe_client().v1.refunds.create,
         params={

@@ -13,6 +13,7 @@ transactions (../shared/DESIGN.md):
 """
 
 import logging
+import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -30,7 +31,7 @@ from billing.models import LedgerEntry, Order, Ticket, WebhookEvent
 from events.models import Event, TicketType
 from events.services import event_answers_clean
 from eventsaas.db import atomic
-from eventsaas.tasks import enqueue_on_commit
+from eventsaas.tasks import TransientError, enqueue_on_commit
 from guests.codes import normalize_code
 from tenants.services import audit_log_record
 
@@ -706,18 +707,21 @@ def webhook_receive(*, payload: bytes, signature: str) -> tuple[WebhookEvent, bo
     return row, created
 
 
+def _uuid_or_none(value) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(str(value))
+    except (TypeError, ValueError):
+        return None
+
+
 def _order_for_session(session: dict) -> Order | None:
     """Our order for a Checkout Session, checked against the ids we gave Stripe (the payload is only a trigger)."""
     metadata = session.get("metadata") or {}
-    order_id = metadata.get("order_id") or session.get("client_reference_id")
-    if not order_id:
+    order_id = _uuid_or_none(metadata.get("order_id") or session.get("client_reference_id"))
+    tenant_id, event_id = _uuid_or_none(metadata.get("tenant_id")), _uuid_or_none(metadata.get("event_id"))
+    if not (order_id and tenant_id and event_id):
         return None
-    try:
-        order = Order.objects.filter(
-            pk=order_id, tenant_id=metadata.get("tenant_id"), event_id=metadata.get("event_id")
-        ).first()
-    except (ValidationError, ValueError):
-        return None
+    order = Order.objects.filter(pk=order_id, tenant_id=tenant_id, event_id=event_id).first()
     if order is None or (order.stripe_session_id and order.stripe_session_id != session.get("id")):
         return None
     return order
@@ -762,6 +766,12 @@ def _on_charge_refunded(charge: dict) -> Order | None:
         return None
     order = Order.objects.filter(stripe_payment_intent_id=payment_intent).first()
     if order is None:
+        metadata = charge.get("metadata") or {}
+        order_id, tenant_id = _uuid_or_none(metadata.get("order_id")), _uuid_or_none(metadata.get("tenant_id"))
+        if order_id and tenant_id and Order.objects.filter(pk=order_id, tenant_id=tenant_id).exists():
+            # Ours, but its checkout.session.completed has not been processed yet (events
+            # arrive in any order): retry later rather than lose the refund.
+            raise TransientError("The payment of this refund is not recorded yet.")
         return None
     return order_refunds_sync(order=order)
 
