@@ -48,10 +48,10 @@ def stripe_client() -> stripe.StripeClient:
     return _client(settings.STRIPE_SECRET_KEY, settings.STRIPE_API_BASE, settings.STRIPE_MAX_NETWORK_RETRIES)
 
 
-def _call(operation, **kwargs):
+def _call(operation, *args, **kwargs):
     """Run an SDK call, sorting failures: worth retrying (TransientError) or not (PaymentProviderError)."""
     try:
-        return operation(**kwargs)
+        return operation(*args, **kwargs)
     except (stripe.APIConnectionError, stripe.RateLimitError) as exc:
         raise TransientError(str(exc)) from exc
     except stripe.APIError as exc:
@@ -103,7 +103,7 @@ def checkout_session_expire(*, session_id: str) -> None:
     if payment_mode() != "stripe" or not session_id or TEST_ID_PREFIX in session_id:
         return
     try:
-        _call(stripe_client().v1.checkout.sessions.expire, session=session_id)
+        _call(stripe_client().v1.checkout.sessions.expire, session_id)
     except PaymentProviderError:
         pass
 

@@ -10,6 +10,9 @@ from tests.support import mongo_shadow
 
 PASSWORD = "correct horse battery"
 
+# `fake_stripe`: the real stripe SDK pointed at a local Stripe API server.
+pytest_plugins = ["tests.support.stripe_fixtures"]
+
 
 # Shadow compilation for MongoDB (docs/mongodb.md): on by default on SQL databases.
 ON_MONGODB = os.environ.get("DATABASE_URL", "").startswith("mongodb")

@@ -1,7 +1,8 @@
 """pytest fixture for the fake Stripe API (tests/support/stripe_server.py).
 
-Import it into a test module (``from tests.support.stripe_fixtures import fake_stripe  # noqa: F401``) or register
-this module as a plugin (``pytest_plugins = ["tests.support.stripe_fixtures"]`` in tests/conftest.py).
+Make it visible in a test module with ``fake_stripe = stripe_fixtures.fake_stripe`` (an import of the name would
+trip ruff's F811 on every test taking it as an argument) or register this module as a plugin for the whole suite
+(``pytest_plugins = ["tests.support.stripe_fixtures"]`` in tests/conftest.py).
 """
 
 import pytest

@@ -318,6 +318,7 @@ def _url(value: str | None, param: str) -> str | None:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 128  # concurrent clients (benchmarks) must not overflow the listen backlog
     fake: FakeStripe
 
 
@@ -415,7 +416,9 @@ class FakeStripe:
         server.fake = self
         self._server = server
         self.base_url = f"http://127.0.0.1:{server.server_address[1]}"
-        self._thread = threading.Thread(target=server.serve_forever, name="FakeStripe", daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="FakeStripe", daemon=True
+        )
         self._thread.start()
         return self
 
