@@ -5,6 +5,7 @@ from billing import views
 app_name = "billing"
 
 urlpatterns = [
+    path("e/<uuid:event_id>/", views.shop, name="shop"),
     path("billing/stripe/webhook/", views.stripe_webhook, name="stripe-webhook"),
     path("orders/<uuid:order_id>/<str:token>/", views.order_page, name="order"),
     path("orders/<uuid:order_id>/<str:token>/cancel/", views.order_cancel, name="order-cancel"),

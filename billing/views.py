@@ -1,17 +1,34 @@
-"""Billing pages: the Stripe webhook endpoint and the buyer's order pages (no account needed)."""
+"""Billing pages: the Stripe webhook, the public ticket shop and the buyer's order pages (no account needed)."""
 
+import functools
 import logging
+from datetime import timedelta
 
 import stripe
-from django.http import Http404, HttpResponse, HttpResponseBadRequest
+from django.conf import settings
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpResponse, HttpResponseBadRequest, HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
+from django_ratelimit.core import is_ratelimited
 
 from billing import payments, selectors, services
+from billing.forms import ShopForm
 from billing.qr import qr_svg
+from events.models import Event
+from eventsaas.forms import add_service_errors
 
 logger = logging.getLogger(__name__)
+
+# Checkout attempts per client address; each successful one holds seats for half an hour,
+# so a script must not be able to empty an event from one address.
+CHECKOUT_RATE_PER_CLIENT = "20/m"
+RETRY_AFTER_SECONDS = 60
 
 
 @csrf_exempt
@@ -26,6 +43,129 @@ def stripe_webhook(request):
     return HttpResponse(status=200)
 
 
+def _buyer_language(request, language: str) -> str:
+    """The same rule as the guest pages: an explicit choice (the switcher's cookie) wins over the event's."""
+    chosen = request.COOKIES.get(settings.LANGUAGE_COOKIE_NAME)
+    if chosen in dict(settings.LANGUAGES):
+        return chosen
+    return language
+
+
+# --- The shop -------------------------------------------------------------------------
+
+
+def _shop_event(event_id) -> Event:
+    """A published ticketed event; drafts, archived and invite-only events do not exist for the public."""
+    event = (
+        Event.objects.filter(pk=event_id, kind=Event.Kind.TICKETED, status=Event.Status.PUBLISHED)
+        .select_related("tenant")
+        .first()
+    )
+    if event is None:
+        raise Http404
+    return event
+
+
+def _checkout_is_throttled(request) -> bool:
+    rate = getattr(settings, "TICKET_CHECKOUT_RATE_PER_CLIENT", CHECKOUT_RATE_PER_CLIENT)
+    return is_ratelimited(request, group="ticket-checkout-client", key="ip", rate=rate, increment=True)
+
+
+def _sold_out_message(ticket_types) -> list[str]:
+    """One sentence per type that lacked seats, with what is left now."""
+    lines = []
+    for ticket_type in ticket_types:
+        if ticket_type.remaining == 0:
+            lines.append(_("“%(name)s” is sold out.") % {"name": ticket_type.name})
+        else:
+            lines.append(
+                ngettext(
+                    "Only %(count)s “%(name)s” ticket is left.",
+                    "Only %(count)s “%(name)s” tickets are left.",
+                    ticket_type.remaining,
+                )
+                % {"count": ticket_type.remaining, "name": ticket_type.name}
+            )
+    return lines
+
+
+@require_http_methods(["GET", "POST"])
+def shop(request, event_id):
+    """The public page of a ticketed event: what is on sale, and the form that starts checkout."""
+    event = _shop_event(event_id)
+    language = _buyer_language(request, event.language)
+    with translation.override(language):
+        return _shop_page(request, event, language)
+
+
+def _shop_page(request, event, language):
+    data = request.POST if request.method == "POST" else None
+    access_code = ((data or request.GET).get("code") or "").strip()[:40]
+
+    def build_form():
+        types = selectors.ticket_types_for_sale(event=event, access_code=access_code)
+        return ShopForm(
+            data,
+            ticket_types=types,
+            questions=event.questions or [],
+            names_required=event.attendee_names_required,
+            initial={"code": access_code},
+        )
+
+    form = build_form()
+    mode = payments.payment_mode()
+    status, sold_out, unavailable = 200, [], ""
+    if request.method == "POST":
+        if _checkout_is_throttled(request):
+            form.is_valid()
+            form.add_error(None, _("Too many attempts. Please wait a minute and try again."))
+            status = 429
+        elif not form.is_valid():
+            status = 400
+        else:
+            try:
+                order = services.checkout_start(event=event, request=form.checkout_request(language=language))
+            except services.SoldOut as exc:
+                sold_out = _sold_out_message(exc.ticket_types)
+                # The remaining counts changed under the buyer: show them as they are now, quantities kept.
+                form = build_form()
+                form.is_valid()
+                status = 409
+            except services.PaymentsUnavailable as exc:
+                unavailable = str(exc)
+                status = 503
+            except ValidationError as exc:
+                add_service_errors(form, exc)
+                status = 400
+            else:
+                # 303: the browser follows with a GET, so going back never sends the form twice.
+                response = HttpResponseRedirect(order.checkout_url)
+                response.status_code = 303
+                return response
+    hidden_unlocked = any(t.access_code for t in form.ticket_types)
+    context = {
+        "event": event,
+        "form": form,
+        "payment_mode": mode,
+        "sold_out": sold_out,
+        # Off: no way to pay, so no form. A provider failure keeps the form, to try again.
+        "sales_closed": mode == "off",
+        "unavailable": unavailable or (_("Ticket sales are not open yet.") if mode == "off" else ""),
+        "access_code": access_code,
+        "hidden_unlocked": hidden_unlocked,
+        "code_rejected": bool(access_code) and not hidden_unlocked,
+        "any_available": any(not t.is_sold_out for t in form.ticket_types),
+        "hold_minutes": settings.ORDER_HOLD_MINUTES,
+    }
+    response = render(request, "billing/shop.html", context, status=status)
+    if status == 429:
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
+# --- The buyer's order ----------------------------------------------------------------
+
+
 def _buyer_order(order_id, token):
     order = selectors.order_for_buyer(order_id=order_id, token=token)
     if order is None:
@@ -33,43 +173,100 @@ def _buyer_order(order_id, token):
     return order
 
 
-def order_page(request, order_id, token):
-    order = _buyer_order(order_id, token)
-    tickets = selectors.order_tickets(order=order) if order.is_paid else []
-    return render(
+def _in_order_language(view):
+    """Render a buyer page in the language the order was placed in (the switcher's choice wins)."""
+
+    @functools.wraps(view)
+    def wrapper(request, order_id, token):
+        order = _buyer_order(order_id, token)
+        with translation.override(_buyer_language(request, order.language or order.event.language)):
+            return view(request, order)
+
+    return wrapper
+
+
+def _order_lines(order) -> list[dict]:
+    return [
+        {
+            "name": line["name"],
+            "quantity": line["quantity"],
+            "unit_price": services.money_format(line["unit_price"], order.currency),
+            "amount": services.money_format(line["quantity"] * line["unit_price"], order.currency),
+        }
+        for line in order.lines
+    ]
+
+
+@require_safe
+@_in_order_language
+def order_page(request, order):
+    """The buyer's order: summary, status in words and, once paid, the tickets with their QR codes."""
+    tickets = selectors.order_tickets(order=order)
+    # After paying, the webhook may still be on its way: refresh until it lands or the order's hold ends.
+    waiting = (
+        order.status == order.Status.PENDING
+        and request.GET.get("paid") == "1"
+        and timezone.now() < order.expires_at + timedelta(seconds=settings.ORDER_EXPIRY_GRACE_SECONDS)
+    )
+    response = render(
         request,
         "billing/order.html",
         {
             "order": order,
             "event": order.event,
-            "tickets": [(ticket, qr_svg(ticket.code)) for ticket in tickets],
+            "lines": _order_lines(order),
+            "tickets": [(ticket, qr_svg(ticket.code) if ticket.is_valid else "") for ticket in tickets],
             "total": services.money_format(order.total, order.currency),
-            "waiting": order.status == order.Status.PENDING and request.GET.get("paid") == "1",
+            "refunded": services.money_format(order.refunded_amount, order.currency),
+            "waiting": waiting,
+            "cancel_url": services.order_cancel_path(order),
+        },
+    )
+    if waiting:
+        response["Refresh"] = "3"
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+@_in_order_language
+def order_cancel(request, order):
+    """Stripe's cancel_url: the buyer left Checkout. A GET asks; the POST frees the seats."""
+    if request.method == "POST":
+        if services.order_cancel_by_buyer(order=order):
+            messages.success(request, _("Your order is cancelled and the seats are free again. Nothing was charged."))
+        return redirect(services.order_page_path(order))
+    return render(
+        request,
+        "billing/order_cancel.html",
+        {
+            "order": order,
+            "event": order.event,
+            "lines": _order_lines(order),
+            "total": services.money_format(order.total, order.currency),
+            "order_url": services.order_page_path(order),
         },
     )
 
 
 @require_http_methods(["GET", "POST"])
-def order_cancel(request, order_id, token):
-    """Stripe's cancel_url: the buyer left Checkout. A GET asks; the POST frees the seats."""
-    order = _buyer_order(order_id, token)
-    if request.method == "POST":
-        services.order_cancel_by_buyer(order=order)
-        return redirect(services.order_page_path(order))
-    return render(request, "billing/order_cancel.html", {"order": order, "event": order.event})
-
-
-@require_http_methods(["GET", "POST"])
-def test_checkout(request, order_id, token):
+@_in_order_language
+def test_checkout(request, order):
     """Test-payment mode's stand-in for Stripe Checkout; 404 whenever that mode is off."""
-    order = _buyer_order(order_id, token)
     if payments.payment_mode() != "test" or not order.is_test:
         raise Http404
     if request.method == "POST" and order.status == order.Status.PENDING:
-        services.test_payment_complete(order=order, paid=request.POST.get("action") == "pay")
-        return redirect(services.order_page_path(order) + "?paid=1")
+        paid = request.POST.get("action") == "pay"
+        services.test_payment_complete(order=order, paid=paid)
+        return redirect(services.order_page_path(order) + ("?paid=1" if paid else ""))
     return render(
         request,
         "billing/test_checkout.html",
-        {"order": order, "event": order.event, "total": services.money_format(order.total, order.currency)},
+        {
+            "order": order,
+            "event": order.event,
+            "lines": _order_lines(order),
+            "total": services.money_format(order.total, order.currency),
+            "order_url": services.order_page_path(order),
+            "cancel_url": services.order_cancel_path(order),
+        },
     )

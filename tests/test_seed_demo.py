@@ -1,12 +1,14 @@
 """seed_demo: idempotent demo data whose printed logins work."""
 
 import json
+import uuid
 from io import StringIO
+from urllib.parse import urlsplit
 
 import pytest
 from django.core.management import call_command
 
-from events.models import Event
+from events.models import Event, TicketType
 from guests.models import Guest
 from tenants.models import Membership, Tenant, User
 
@@ -20,10 +22,23 @@ def seed_json() -> dict:
 @pytest.mark.django_db
 def test_seed_demo_is_idempotent_and_prints_the_same_logins():
     first = seed_json()
-    counts = (User.objects.count(), Tenant.objects.count(), Event.objects.count(), Guest.objects.count())
+    counts = (
+        User.objects.count(),
+        Tenant.objects.count(),
+        Event.objects.count(),
+        Guest.objects.count(),
+        TicketType.objects.count(),
+    )
     second = seed_json()
 
-    assert (User.objects.count(), Tenant.objects.count(), Event.objects.count(), Guest.objects.count()) == counts
+    assert (
+        User.objects.count(),
+        Tenant.objects.count(),
+        Event.objects.count(),
+        Guest.objects.count(),
+        TicketType.objects.count(),
+    ) == counts
+    assert (counts[2], counts[4]) == (2, 2)  # the party and the concert; the concert's two ticket types
     assert first == second
     assert 45 <= len(first["guests"]) <= 55
     assert Guest.objects.exclude(group_id=None).count() > len(first["guests"]) // 2  # mostly households
@@ -52,3 +67,50 @@ def test_text_output_lists_organizer_and_two_guest_logins():
     call_command("seed_demo", stdout=out)
     text = out.getvalue()
     assert "Organizer login:" in text and text.count("Guest login at /rsvp/:") == 2
+    event = Event.objects.get(slug="demo-concert")
+    assert "Ticket shop of “Demo Concert” (General 25.00 EUR, Front row 60.00 EUR): http://127.0.0.1:" in text
+    assert f"/e/{event.pk}/" in text
+
+
+@pytest.mark.django_db
+def test_ticketed_event_is_published_on_sale_and_its_ids_are_real(client):
+    data = seed_json()["ticketed_event"]
+
+    event = Event.objects.get(pk=data["id"])
+    assert (event.name, event.kind, event.status, event.timezone) == (
+        "Demo Concert",
+        Event.Kind.TICKETED,
+        Event.Status.PUBLISHED,
+        "Europe/Madrid",
+    )
+    assert event.is_on_sale and len(event.questions) == 1
+    assert data["shop_url"].endswith(f"/e/{event.pk}/")
+    types = {t.pk: t for t in TicketType.objects.filter(event=event)}
+    assert [(t["name"], t["price"], t["currency"], t["capacity"]) for t in data["ticket_types"]] == [
+        ("General", 2500, "eur", 200),
+        ("Front row", 6000, "eur", 5),
+    ]
+    for listed in data["ticket_types"]:
+        ticket_type = types[uuid.UUID(listed["id"])]
+        assert (ticket_type.name, ticket_type.tenant_id) == (listed["name"], event.tenant_id)
+        assert ticket_type.is_in_sales_window() and not ticket_type.access_code
+
+    shop = client.get(urlsplit(data["shop_url"]).path)
+    page = shop.content.decode()
+    assert shop.status_code == 200
+    assert "Demo Concert" in page and "25.00 EUR" in page and "60.00 EUR" in page
+
+
+@pytest.mark.django_db
+def test_ticket_types_missing_after_a_partial_seed_are_added(client):
+    first = seed_json()["ticketed_event"]
+    TicketType.objects.filter(pk=first["ticket_types"][1]["id"]).delete()
+
+    again = seed_json()["ticketed_event"]
+
+    assert again["id"] == first["id"]
+    assert again["ticket_types"][0] == first["ticket_types"][0]
+    assert (
+        again["ticket_types"][1]["name"] == "Front row"
+        and again["ticket_types"][1]["id"] != first["ticket_types"][1]["id"]
+    )

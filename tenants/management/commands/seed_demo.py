@@ -1,18 +1,22 @@
-"""Create (idempotently) the demo organization, organizer, event and ~50 guests in households."""
+"""Create (idempotently) the demo organization, organizer, event and ~50 guests in households,
+and a published ticketed event with two ticket types (one with a small capacity)."""
 
 import json
 import os
 import random
+import zoneinfo
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import slugify
 
-from events.models import Event
-from events.services import event_create
+from billing.services import money_format
+from events.models import Event, TicketType
+from events.services import event_create, ticket_type_create
 from guests.models import Guest
 from guests.services import guest_create, guest_group_connect
 from tenants.models import Membership, Role, Tenant
@@ -26,6 +30,9 @@ STAFF_EMAIL = "staff@demo.eventsaas.test"
 STAFF_PASSWORD = "demo-staff-pass"
 TENANT_SLUG = "demo"
 EVENT_SLUG = "summer-party"
+TICKETED_EVENT_SLUG = "demo-concert"
+# (name, price in cents, capacity): a roomy type and one that sells out quickly in a demo.
+TICKET_TYPES = [("General", 2500, 200), ("Front row", 6000, 5)]
 
 FIRST_NAMES = [
     "Ana",
@@ -96,14 +103,29 @@ class Command(BaseCommand):
             event = Event.objects.for_tenant(tenant).filter(slug=EVENT_SLUG).first() or self._event(tenant, organizer)
             if not Guest.objects.for_event(event).exists():
                 self._guests(event, organizer)
+            concert = Event.objects.for_tenant(tenant).filter(slug=TICKETED_EVENT_SLUG).first() or self._concert(
+                tenant, organizer
+            )
+            ticket_types = self._ticket_types(concert, organizer)
 
         guests = list(Guest.objects.for_event(event).order_by("last_name", "first_name"))
         logins = self._featured_logins(guests)
+        url = f"http://127.0.0.1:{os.environ.get('PORT', '8000')}"
+        shop_url = url + reverse("billing:shop", kwargs={"event_id": concert.pk})
         data = {
-            "url": f"http://127.0.0.1:{os.environ.get('PORT', '8000')}",
+            "url": url,
             "organizer": {"email": ORGANIZER_EMAIL, "password": ORGANIZER_PASSWORD, "organization": tenant.slug},
             "staff": {"email": STAFF_EMAIL, "password": STAFF_PASSWORD},
             "event": {"id": str(event.pk), "name": event.name, "slug": event.slug},
+            "ticketed_event": {
+                "id": str(concert.pk),
+                "name": concert.name,
+                "shop_url": shop_url,
+                "ticket_types": [
+                    {"id": str(t.pk), "name": t.name, "price": t.price, "currency": t.currency, "capacity": t.capacity}
+                    for t in ticket_types
+                ],
+            },
             "featured_guests": logins,
             "guests": [
                 {
@@ -126,6 +148,8 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"  Guest login at /rsvp/: code {login['code']} + last name {login['last_name']} ({login['note']})"
             )
+        prices = ", ".join(f"{t.name} {money_format(t.price, t.currency)}" for t in ticket_types)
+        self.stdout.write(f"  Ticket shop of “{concert.name}” ({prices}): {shop_url}")
 
     def _user(self, email, password, **extra):
         user = User.objects.filter(email=email).first()
@@ -154,6 +178,52 @@ class Command(BaseCommand):
                 {"key": "meal", "label": "Main course", "choices": ["Fish", "Meat", "Vegetarian"]},
             ],
         )
+
+    def _concert(self, tenant, organizer):
+        # 20:00 local time three weeks ahead, whatever the server's zone.
+        madrid = zoneinfo.ZoneInfo("Europe/Madrid")
+        starts_at = (timezone.now().astimezone(madrid) + timedelta(days=21)).replace(
+            hour=20, minute=0, second=0, microsecond=0
+        )
+        return event_create(
+            tenant=tenant,
+            acting_user=organizer,
+            kind=Event.Kind.TICKETED,
+            name="Demo Concert",
+            slug=TICKETED_EVENT_SLUG,
+            description="A night of live jazz. Doors open at 19:30.",
+            status=Event.Status.PUBLISHED,
+            starts_at=starts_at,
+            ends_at=starts_at + timedelta(hours=3),
+            timezone="Europe/Madrid",
+            location="Sala Clamores, Madrid",
+            dress_code="Smart casual",
+            language="en",
+            attendee_names_required=True,
+            questions=[
+                {
+                    "key": "heard",
+                    "label": "How did you hear about the concert?",
+                    "choices": ["Friends", "Social media", "Poster", "Other"],
+                }
+            ],
+        )
+
+    def _ticket_types(self, event, organizer) -> list[TicketType]:
+        existing = {t.name: t for t in TicketType.objects.for_tenant(event.tenant).filter(event_id=event.pk)}
+        for position, (name, price, capacity) in enumerate(TICKET_TYPES):
+            if name not in existing:
+                existing[name] = ticket_type_create(
+                    event=event,
+                    acting_user=organizer,
+                    name=name,
+                    price=price,
+                    currency="eur",
+                    capacity=capacity,
+                    max_per_order=10 if capacity > 10 else 4,
+                    position=position,
+                )
+        return [existing[name] for name, _price, _capacity in TICKET_TYPES]
 
     def _guests(self, event, organizer):
         rng = random.Random(2026)
