@@ -176,6 +176,8 @@ GUEST_LOGIN_RATE_PER_CODE = env_str("GUEST_LOGIN_RATE_PER_CODE", "5/m")
 # Where the client address is read for throttling. Behind a trusted proxy that
 # overwrites it, e.g. HTTP_X_REAL_IP; never a header clients can set themselves.
 RATELIMIT_IP_META_KEY = env_str("RATELIMIT_IP_META_KEY", "") or None
+# Ticket checkouts (shop page and API together) per client address.
+TICKET_CHECKOUT_RATE_PER_CLIENT = env_str("TICKET_CHECKOUT_RATE_PER_CLIENT", "20/m")
 # django-ratelimit warns about LocMemCache: it is per process, which is what the
 # single-process embedded default runs; production sets REDIS_URL.
 SILENCED_SYSTEM_CHECKS = [] if REDIS_URL else ["django_ratelimit.E003", "django_ratelimit.W001"]
