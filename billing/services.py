@@ -412,7 +412,10 @@ def order_payment_record(*, order: Order, payment_intent_id: str, amount: int, c
             for line in order.lines:
                 seats_sell_reserved(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
             _paid_audit(order, late=False)
-    elif order.status in {Order.Status.EXPIRED, Order.Status.CANCELLED}:
+        else:
+            # Closed (sweep, expiry event) since the read above, or paid by another delivery: read it again.
+            order.refresh_from_db(fields=["status"])
+    if order.status in {Order.Status.EXPIRED, Order.Status.CANCELLED}:
         _late_payment_accept(order, now=now)
 
     order.refresh_from_db()
