@@ -1,4 +1,4 @@
-"""/api/v1/ organizer endpoints for events (namespace "api")."""
+"""/api/v1/ endpoints for events and their ticket types (namespace "api")."""
 
 from django.urls import path
 
@@ -8,7 +8,9 @@ from events.apis import (
     EventDetailApi,
     EventDietaryApi,
     EventStatsApi,
+    EventTicketTypesApi,
     OrganizationEventsApi,
+    TicketTypeDetailApi,
 )
 
 urlpatterns = [
@@ -18,4 +20,6 @@ urlpatterns = [
     path("events/<uuid:event_id>/stats", EventStatsApi.as_view(), name="event-stats"),
     path("events/<uuid:event_id>/dietary", EventDietaryApi.as_view(), name="event-dietary"),
     path("events/<uuid:event_id>/activity", EventActivityApi.as_view(), name="event-activity"),
+    path("events/<uuid:event_id>/ticket-types", EventTicketTypesApi.as_view(), name="event-ticket-types"),
+    path("ticket-types/<uuid:ticket_type_id>", TicketTypeDetailApi.as_view(), name="ticket-type-detail"),
 ]

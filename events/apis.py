@@ -1,15 +1,19 @@
-"""The organizer's event API: events of an organization, their numbers and reports."""
+"""The organizer's event API: events of an organization, their numbers and reports, and ticket types
+(whose list is also the public shop window of a published ticketed event)."""
 
 from django.conf import settings
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers, status
+from rest_framework import exceptions, serializers, status
+from rest_framework.permissions import SAFE_METHODS, AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from billing.selectors import ticket_types_for_sale
 from events import selectors, services
-from events.models import Event
+from events.models import Event, TicketType
 from eventsaas.api import (
     BAD_REQUEST,
+    ERROR,
     FORBIDDEN,
     NOT_FOUND,
     AwareDateTimeField,
@@ -263,3 +267,222 @@ class EventActivityApi(APIView):
             never_opened_only=filters.validated_data["never_opened"],
         )
         return paginated_response(queryset=guests, serializer_class=self.OutputSerializer, request=request, view=self)
+
+
+# --- Ticket types of ticketed events -----------------------------------------------------------------
+
+# Stripe's largest amount (99,999,999 in the currency's minor unit).
+MAX_PRICE = 99_999_999
+MAX_CAPACITY = 1_000_000
+
+
+def public_ticketed_event(event_id) -> Event:
+    """A published ticketed event, for the public shop endpoints; anything else is a 404 (drafts included)."""
+    event = (
+        Event.objects.select_related("tenant")
+        .filter(pk=event_id, kind=Event.Kind.TICKETED, status=Event.Status.PUBLISHED)
+        .first()
+    )
+    if event is None:
+        raise exceptions.NotFound()
+    return event
+
+
+def organizer_ticket_type(request, ticket_type_id, *, write: bool = False) -> TicketType:
+    """A ticket type of one of the token's organizations (another organization's is a 404), role checked."""
+    ticket_type = TicketType.objects.filter(pk=ticket_type_id, tenant_id__in=request.user.tenant_ids).first()
+    if ticket_type is None:
+        raise exceptions.NotFound()
+    ticket_type.event = organizer_event(request, ticket_type.event_id, write=write)
+    return ticket_type
+
+
+def _caller_organizes(request, event_id) -> Event | None:
+    """The event when the (optional) token is an organizer's of the event's organization, else None."""
+    if not getattr(request.user, "is_organizer", False):
+        return None
+    try:
+        return organizer_event(request, event_id)
+    except exceptions.NotFound:
+        return None
+
+
+class TicketTypeSerializer(serializers.Serializer):
+    """A ticket type as buyers see it."""
+
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    description = serializers.CharField()
+    price = serializers.IntegerField(help_text="In the currency's minor unit: 2500 is 25.00")
+    currency = serializers.CharField(help_text="ISO 4217 code in lower case, e.g. eur")
+    remaining = serializers.IntegerField(help_text="Seats neither sold nor held by an unpaid order")
+    sold_out = serializers.BooleanField(source="is_sold_out")
+    max_per_order = serializers.IntegerField()
+    sales_start = serializers.DateTimeField(allow_null=True)
+    sales_end = serializers.DateTimeField(allow_null=True)
+
+
+class TicketTypeManagedSerializer(TicketTypeSerializer):
+    """A ticket type as its organizers see it: the counters and the settings buyers do not see."""
+
+    capacity = serializers.IntegerField()
+    sold = serializers.IntegerField()
+    reserved = serializers.IntegerField(help_text="Held by orders awaiting payment")
+    access_code = serializers.CharField(help_text="Blank: listed for everyone; set: only with this code")
+    is_active = serializers.BooleanField(help_text="Off: not on sale, whatever the sales window")
+    in_sales_window = serializers.BooleanField(source="is_in_sales_window", help_text="On sale at this moment")
+    position = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+
+
+class TicketTypeListItemSerializer(TicketTypeManagedSerializer):
+    """The list's items: buyers get the public fields, the event's organizers all of them."""
+
+    def get_fields(self):
+        fields = super().get_fields()
+        public = set(TicketTypeSerializer().get_fields())
+        for name, field in fields.items():
+            if name not in public:
+                field.required = False
+                field.help_text = f"{field.help_text or ''} (organizers only)".strip()
+        return fields
+
+
+class TicketTypeInputSerializer(StrictSerializer):
+    """A ticket type's editable fields, each optional (a PATCH sends only what changes)."""
+
+    name = serializers.CharField(max_length=120, required=False)
+    description = serializers.CharField(allow_blank=True, max_length=500, required=False)
+    price = serializers.IntegerField(
+        min_value=0, max_value=MAX_PRICE, required=False, help_text="In the currency's minor unit: 2500 is 25.00"
+    )
+    currency = serializers.CharField(
+        min_length=3, max_length=3, required=False, help_text="ISO 4217 code, e.g. eur (stored in lower case)"
+    )
+    capacity = serializers.IntegerField(min_value=0, max_value=MAX_CAPACITY, required=False)
+    sales_start = AwareDateTimeField(allow_null=True, required=False)
+    sales_end = AwareDateTimeField(allow_null=True, required=False)
+    max_per_order = serializers.IntegerField(min_value=1, max_value=100, required=False)
+    access_code = serializers.CharField(
+        allow_blank=True, max_length=40, required=False, help_text="Set: listed only to buyers who give this code"
+    )
+    is_active = serializers.BooleanField(required=False)
+    position = serializers.IntegerField(min_value=0, max_value=32767, required=False)
+
+
+class EventTicketTypesApi(APIView):
+    """One path, two audiences: the list is the public shop window, adding a type is the organizer's."""
+
+    permission_classes = [IsOrganizer]
+
+    def get_permissions(self):
+        # Buyers need no token; one that is sent is still checked, and an organizer's shows everything.
+        if self.request.method in SAFE_METHODS:
+            return [AllowAny()]
+        return super().get_permissions()
+
+    class FilterSerializer(serializers.Serializer):
+        access_code = serializers.CharField(
+            required=False, allow_blank=True, max_length=40, help_text="Also list the types hidden behind this code"
+        )
+
+    class CreateInputSerializer(TicketTypeInputSerializer):
+        name = serializers.CharField(max_length=120)
+        price = serializers.IntegerField(
+            min_value=0, max_value=MAX_PRICE, help_text="In the currency's minor unit: 2500 is 25.00"
+        )
+        capacity = serializers.IntegerField(min_value=0, max_value=MAX_CAPACITY)
+
+    @extend_schema(
+        operation_id="ticket_type_list",
+        parameters=[FilterSerializer],
+        responses={
+            200: TicketTypeListItemSerializer(many=True),
+            400: BAD_REQUEST,
+            401: OpenApiResponse(ERROR, description="A token was sent and is not valid (none is needed)"),
+            404: OpenApiResponse(ERROR, description="No published ticketed event with this id"),
+        },
+        description=(
+            "Public: the ticket types on sale now (sold-out ones included, with `sold_out`), those hidden behind "
+            "`access_code` when it is given. With an organizer token of the event's organization: every type "
+            "(hidden, off sale, outside the sales window), with the counters, also for a draft event."
+        ),
+        tags=["tickets"],
+    )
+    def get(self, request, event_id):
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        event = _caller_organizes(request, event_id)
+        if event is not None:
+            types = TicketType.objects.for_tenant(event.tenant).filter(event_id=event.pk)
+            return Response(TicketTypeManagedSerializer(types, many=True).data)
+        event = public_ticketed_event(event_id)
+        types = ticket_types_for_sale(event=event, access_code=filters.validated_data.get("access_code", ""))
+        return Response(TicketTypeSerializer(types, many=True).data)
+
+    @extend_schema(
+        operation_id="ticket_type_create",
+        request=CreateInputSerializer,
+        responses={201: TicketTypeManagedSerializer, 400: BAD_REQUEST, 403: FORBIDDEN, 404: NOT_FOUND},
+        description="Only ticketed events sell tickets (another event's answer is a 400).",
+        tags=["tickets"],
+    )
+    def post(self, request, event_id):
+        event = organizer_event(request, event_id, write=True)
+        data = self.CreateInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        ticket_type = services.ticket_type_create(event=event, acting_user=acting_user(request), **data.validated_data)
+        return Response(TicketTypeManagedSerializer(ticket_type).data, status=status.HTTP_201_CREATED)
+
+
+class TicketTypeDetailApi(APIView):
+    permission_classes = [IsOrganizer]
+
+    class UpdateInputSerializer(TicketTypeInputSerializer):
+        pass
+
+    @extend_schema(
+        operation_id="ticket_type_read",
+        responses={200: TicketTypeManagedSerializer, 404: NOT_FOUND},
+        tags=["tickets"],
+    )
+    def get(self, request, ticket_type_id):
+        ticket_type = organizer_ticket_type(request, ticket_type_id)
+        return Response(TicketTypeManagedSerializer(ticket_type).data)
+
+    @extend_schema(
+        operation_id="ticket_type_update",
+        request=UpdateInputSerializer,
+        responses={200: TicketTypeManagedSerializer, 400: BAD_REQUEST, 403: FORBIDDEN, 404: NOT_FOUND},
+        description=(
+            "The capacity cannot go below what is sold and held at that moment; the currency cannot change "
+            "once tickets are sold or held."
+        ),
+        tags=["tickets"],
+    )
+    def patch(self, request, ticket_type_id):
+        ticket_type = organizer_ticket_type(request, ticket_type_id, write=True)
+        data = self.UpdateInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        ticket_type = services.ticket_type_update(
+            ticket_type=ticket_type, acting_user=acting_user(request), **data.validated_data
+        )
+        return Response(TicketTypeManagedSerializer(ticket_type).data)
+
+    @extend_schema(
+        operation_id="ticket_type_delete",
+        responses={
+            204: OpenApiResponse(description="Deleted"),
+            400: OpenApiResponse(
+                BAD_REQUEST.response,
+                description="Tickets of this type were sold or are held: take it off sale (`is_active`) instead",
+            ),
+            403: FORBIDDEN,
+            404: NOT_FOUND,
+        },
+        tags=["tickets"],
+    )
+    def delete(self, request, ticket_type_id):
+        ticket_type = organizer_ticket_type(request, ticket_type_id, write=True)
+        services.ticket_type_delete(ticket_type=ticket_type, acting_user=acting_user(request))
+        return Response(status=status.HTTP_204_NO_CONTENT)

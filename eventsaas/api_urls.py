@@ -1,4 +1,4 @@
-"""/api/v1/: the JSON API. Organizer endpoints are added by events/ and guests/."""
+"""/api/v1/: the JSON API. Organizer endpoints are added by events/, guests/ and billing/."""
 
 from django.urls import include, path
 
@@ -12,4 +12,5 @@ urlpatterns = [
     path("rsvp", RsvpApi.as_view(), name="rsvp"),
     path("", include("events.api_urls")),
     path("", include("guests.api_urls")),
+    path("", include("billing.api_urls")),
 ]

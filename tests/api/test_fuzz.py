@@ -13,8 +13,10 @@ text, surrounding spaces are trimmed before the length is checked, an empty
 Path parameters are organization A's real objects and the caller holds the
 token the operation is meant for (A's owner, or a guest of A's event), so the
 generated bodies and query strings reach the handlers instead of stopping at
-a 404. Each example runs in a savepoint that is rolled back: a deleted guest
-or an archived event does not leak into the next example.
+a 404. Ids in bodies are often real guests or ticket types, and a `code` is
+often a real ticket's (check-in). Each example runs in a savepoint that is
+rolled back: a deleted guest or an archived event does not leak into the next
+example.
 
 The run is bounded and reproducible: a fixed number of examples per operation
 and generation mode, derandomized, no example database.
@@ -134,7 +136,7 @@ def _modes(operation) -> list[GenerationMode]:
     return [GenerationMode.POSITIVE, GenerationMode.NEGATIVE] if can_be_wrong else [GenerationMode.POSITIVE]
 
 
-def fuzz(operation, mode, *, path_parameters, headers, real_ids, tracebacks, calls):
+def fuzz(operation, mode, *, path_parameters, headers, real_ids, real_codes, tracebacks, calls):
     """Run MAX_EXAMPLES generated cases of one operation in one generation mode; `calls` counts statuses."""
     strategy = operation.as_strategy(generation_mode=mode, path_parameters=path_parameters, headers=headers)
 
@@ -153,6 +155,8 @@ def fuzz(operation, mode, *, path_parameters, headers, real_ids, tracebacks, cal
             ids = data.draw(st.sampled_from([*real_ids, None]))
             if ids:
                 case.body = _swap_ids(case.body, data.draw, ids)
+            if isinstance(case.body, dict) and isinstance(case.body.get("code"), str) and data.draw(st.booleans()):
+                case.body["code"] = data.draw(st.sampled_from(real_codes))
         cache.clear()  # no rate limit carried over from earlier examples
         tracebacks.clear()
         with transaction.atomic():
@@ -187,7 +191,10 @@ def test_fuzz_operation(op, world, wsgi_in_test_transaction, server_tracebacks):
             real_ids=[
                 [str(g.pk) for g in (world.anna, world.lisa, world.carl)],
                 [str(g.pk) for g in (world.anna, world.lisa, world.carl, world.sibling_guest, world.guest_b)],
+                [str(t.pk) for t in (world.sold_type_a, world.spare_type_a, world.hidden_type_a)],
+                [str(t.pk) for t in (world.sold_type_a, world.spare_type_a, world.draft_type_a, world.type_b)],
             ],
+            real_codes=[t.code for t in world.tickets_a] + [world.tickets_a[0].display_code, world.tickets_b[0].code],
             tracebacks=server_tracebacks,
             calls=calls,
         )

@@ -9,14 +9,21 @@ objects. Then every kind of caller that must not reach A's data calls it:
     a guest (of A's event, of A's other event, of B's event) on an organizer endpoint -> 403
     B's owner                       -> 404 (another organization's object does not exist for them)
     A's viewer, on a write          -> 403
+    A's door staff, on a write other than a check-in -> 403
     A's owner with ids mixed across events/organizations -> 404
 
 with a valid body (so that a missing check would succeed, not fail
 validation) and with an invalid one (authorization is decided before
 validation, so the answer must be the same). Each refused call must leave the
 database exactly as it was and must not contain any of A's names, codes or
-event names. A's owner (and A's viewer, for reads) get 2xx on the same calls,
-so the sweep is known to be able to fail.
+event names. A's owner (and A's viewer and door staff, for reads; door staff
+for check-ins) get 2xx on the same calls, so the sweep is known to be able to fail.
+
+Public operations (AllowAny) are probed with calls that must fail without a
+trace (PUBLIC_PROBES: drafts, other events, other organizations' ticket types)
+and get a positive control (PUBLIC_SUCCESS). One that still reads a token when
+one is sent is probed again with the tokens of everyone who is not A's
+organizer: a token must never open more than no token does.
 
 An operation the sweep cannot classify or fill fails
 `test_every_operation_is_swept`: new endpoints cannot slip through.
@@ -26,13 +33,17 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 
 import jwt
 import pytest
+from django.db import transaction
 from django.test import Client
 from django.urls import get_resolver
 
+from tenants.tokens import organizer_token_pair
 from tests.api.sweep_fixtures import (
+    FOREIGN_BODIES,
     GUEST,
     ID_PARAMS,
     INVALID_BODY,
@@ -47,6 +58,7 @@ from tests.api.sweep_fixtures import (
     example_body,
     example_value,
     operations,
+    reads_tokens,
     snapshot_diff,
     snapshot_of_tenant,
     takes_ids,
@@ -124,6 +136,8 @@ def _foreign_values(world) -> dict:
         "org_slug": [world.tenant_b.slug],
         "event_id": [world.event_a2.pk, world.event_b.pk],
         "guest_id": [world.sibling_guest.pk, world.guest_b.pk],
+        "ticket_type_id": [world.draft_type_a.pk, world.type_b.pk],
+        "order_id": [world.order_b.pk],
     }
 
 
@@ -163,21 +177,21 @@ def test_every_operation_is_swept(client):
     for op in OPERATIONS:
         kind = classify(op)
         if kind is None:
-            problems.append(f"{op.label}: neither public (AllowAny, no authentication), IsGuest nor IsOrganizer")
+            problems.append(f"{op.label}: neither public (AllowAny), IsGuest nor IsOrganizer")
         elif kind == ORGANIZER and not set(op.params) <= set(ID_PARAMS):
             problems.append(f"{op.label}: path parameters {op.params} the sweep cannot fill (knows {ID_PARAMS})")
         elif kind == GUEST and op.params:
             problems.append(f"{op.label}: a guest operation with path parameters needs its own sweep cases")
-        elif kind == PUBLIC and op.operation_id not in PUBLIC_PROBES:
-            problems.append(f"{op.label}: a public operation needs probes in PUBLIC_PROBES")
+        elif kind == PUBLIC and not {op.operation_id} <= set(PUBLIC_PROBES) & set(PUBLIC_SUCCESS):
+            problems.append(f"{op.label}: a public operation needs probes in PUBLIC_PROBES and PUBLIC_SUCCESS")
         if not op.operation_id:
             problems.append(f"{op.label}: no operationId")
     schema_ops = {(op.method, op.path) for op in OPERATIONS}
     for route in sorted(_api_routes() - schema_ops):
         problems.append(f"{route[0]} {route[1]}: routed under /api/v1/ but missing from the OpenAPI schema")
-    stale = set(VALID_BODIES) - {op.operation_id for op in OPERATIONS}
-    if stale:
-        problems.append(f"VALID_BODIES names operations that no longer exist: {sorted(stale)}")
+    for name, table in [("VALID_BODIES", VALID_BODIES), ("FOREIGN_BODIES", FOREIGN_BODIES)]:
+        if stale := set(table) - {op.operation_id for op in OPERATIONS}:
+            problems.append(f"{name} names operations that no longer exist: {sorted(stale)}")
     assert not problems, "\n".join(problems)
 
     served = client.get("/api/schema/?format=json")
@@ -207,6 +221,8 @@ def test_organizer_operation_refuses_everyone_outside_organization_a(world, op):
     ]
     if op.is_write:
         callers.append(("viewer_a", 403))
+        if not op.is_check_in:
+            callers.append(("door_a", 403))
     for label, body in _bodies(op, world, values_a):
         for who, expected in callers:
             sweep.refused(op, who, values_a, expected, body, label=label)
@@ -225,16 +241,24 @@ def test_organizer_operation_refuses_everyone_outside_organization_a(world, op):
     sweep.check()
 
 
+def _rightful_callers(op: Operation) -> list[str]:
+    if not op.is_write:
+        return ["owner_a", "viewer_a", "door_a"]
+    return ["owner_a", "door_a"] if op.is_check_in else ["owner_a"]
+
+
 @pytest.mark.parametrize("op", _params(ORGANIZER))
 def test_organization_a_itself_gets_through(world, op):
-    """The positive control: the same calls succeed for A's owner (and A's viewer, for reads)."""
+    """The positive control: the same calls succeed for A's owner (and A's viewer and door staff, for reads)."""
     values = world.values_a
     body = example_body(op, world, values)
-    callers = ["owner_a"] if op.is_write else ["owner_a", "viewer_a"]
-    for who in callers:
-        before = db_snapshot()
-        response = call(op, values, world.tokens[who], body)
-        after = db_snapshot()
+    for who in _rightful_callers(op):
+        # Each caller starts from the same database: a write is rolled back after it is checked.
+        with transaction.atomic():
+            before = db_snapshot()
+            response = call(op, values, world.tokens[who], body)
+            after = db_snapshot()
+            transaction.set_rollback(True)
         assert 200 <= response.status_code < 300, (
             f"{op.label} as {who} with body {body!r}: {_describe(response)} "
             f"(add a body for {op.operation_id!r} to VALID_BODIES in tests/api/sweep_fixtures.py if it is invalid)"
@@ -245,17 +269,28 @@ def test_organization_a_itself_gets_through(world, op):
             assert after == before, f"{op.label} is a read but changed: {snapshot_diff(before, after)}"
         # Nothing of B's ever shows in A's answers.
         text = response.content.decode(errors="replace")
-        for marker in (world.tenant_b.name, world.event_b.name, world.guest_b.code, world.guest_b2.code):
+        b_markers = [world.tenant_b.name, world.event_b.name, world.guest_b.code, world.guest_b2.code]
+        b_markers += [world.type_b.name, world.order_b.buyer_email] + [t.code for t in world.tickets_b]
+        for marker in b_markers:
             assert marker not in text, f"{op.label} as {who} shows B's {marker!r}"
 
 
 @pytest.mark.parametrize(
-    "op", [p for p in _params(ORGANIZER) if p.values[0].is_write and takes_ids(p.values[0].request_schema)]
+    "op",
+    [
+        p
+        for p in _params(ORGANIZER)
+        if p.values[0].is_write
+        and (takes_ids(p.values[0].request_schema) or p.values[0].operation_id in FOREIGN_BODIES)
+    ],
 )
 def test_ids_of_organization_a_in_a_body_change_nothing_of_a(world, op):
-    """B's owner on B's own objects, with A's guest ids wherever the body takes ids: A is untouched."""
+    """B's owner on B's own objects, with A's guest ids (or A's ticket codes) in the body: A is untouched."""
     values_b = world.values_b
-    body = example_body(op, world, values_b, uuids=world.a_guest_ids_for_bodies)
+    if op.operation_id in FOREIGN_BODIES:
+        body = FOREIGN_BODIES[op.operation_id](world)
+    else:
+        body = example_body(op, world, values_b, uuids=world.a_guest_ids_for_bodies)
     before = snapshot_of_tenant(db_snapshot(), world.tenant_a.pk)
     response = call(op, values_b, world.tokens["owner_b"], body)
     after = snapshot_of_tenant(db_snapshot(), world.tenant_a.pk)
@@ -335,42 +370,102 @@ def _claims(token: str) -> dict:
 
 def _login_probes(w):
     return [
-        ("A's code, wrong last name", {"code": w.anna.code, "last_name": "Nobody"}, 401),
-        ("B's code, A's last name", {"code": w.guest_b.code, "last_name": w.anna.last_name}, 401),
-        ("A's code, last name of A's other guest", {"code": w.anna.code, "last_name": w.carl.last_name}, 401),
+        ("A's code, wrong last name", {}, {"code": w.anna.code, "last_name": "Nobody"}, 401),
+        ("B's code, A's last name", {}, {"code": w.guest_b.code, "last_name": w.anna.last_name}, 401),
+        ("A's code, last name of A's other guest", {}, {"code": w.anna.code, "last_name": w.carl.last_name}, 401),
     ]
 
 
 def _token_probes(w):
     return [
-        ("A owner's email, wrong password", {"email": w.owner_a.email, "password": "wrong password"}, 401),
-        ("unknown email", {"email": "nobody@example.com", "password": PASSWORD}, 401),
+        ("A owner's email, wrong password", {}, {"email": w.owner_a.email, "password": "wrong password"}, 401),
+        ("unknown email", {}, {"email": "nobody@example.com", "password": PASSWORD}, 401),
     ]
 
 
 def _refresh_probes(w):
     return [
-        ("an access token as refresh", {"refresh": w.tokens["owner_a"]}, 401),
-        ("a guest token as refresh", {"refresh": w.tokens["guest_a"]}, 401),
-        ("garbage", {"refresh": "not.a.token"}, 401),
+        ("an access token as refresh", {}, {"refresh": w.tokens["owner_a"]}, 401),
+        ("a guest token as refresh", {}, {"refresh": w.tokens["guest_a"]}, 401),
+        ("garbage", {}, {"refresh": "not.a.token"}, 401),
     ]
 
 
-# operation_id -> function(world) -> [(description, body, expected status)]: calls that must fail
-# without a trace. Each public operation also gets the positive check in test_public_operation_succeeds.
+def _ticket_type_list_probes(w):
+    return [
+        ("A's draft ticketed event", {"event_id": w.draft_event_a.pk}, None, 404),
+        ("A's invite-only event", {"event_id": w.event_a2.pk}, None, 404),
+        ("no such event", {"event_id": uuid.uuid4()}, None, 404),
+    ]
+
+
+def _checkout_body(ticket_type, **extra) -> dict:
+    return {
+        "items": [{"ticket_type": str(ticket_type.pk), "quantity": 1}],
+        "buyer": {"name": "Sweepy Buyer", "email": "sweepy@example.com"},
+        **extra,
+    }
+
+
+def _checkout_probes(w):
+    on_sale = {"event_id": w.event_a.pk}
+    return [
+        ("A's draft ticketed event", {"event_id": w.draft_event_a.pk}, _checkout_body(w.draft_type_a), 404),
+        ("A's invite-only event", {"event_id": w.event_a2.pk}, _checkout_body(w.spare_type_a), 404),
+        ("B's ticket type on A's event", on_sale, _checkout_body(w.type_b), 400),
+        ("A's draft event's type on A's event", on_sale, _checkout_body(w.draft_type_a), 400),
+        ("A's hidden type without its code", on_sale, _checkout_body(w.hidden_type_a), 400),
+        ("A's hidden type, a wrong code", on_sale, _checkout_body(w.hidden_type_a, access_code="BILBY"), 400),
+        ("an unknown field", on_sale, _checkout_body(w.spare_type_a, seat_upgrade=True), 400),
+    ]
+
+
+# operation_id -> function(world) -> [(description, path values, body, expected status)]: calls that must
+# fail without a trace. Each public operation also gets the positive check in test_public_operation_succeeds.
 PUBLIC_PROBES = {
     "guest_login": _login_probes,
     "organizer_token": _token_probes,
     "organizer_token_refresh": _refresh_probes,
+    "ticket_type_list": _ticket_type_list_probes,
+    "checkout_start": _checkout_probes,
 }
+
+# operation_id -> function(world) -> (path values, body): a call that succeeds without a token.
+PUBLIC_SUCCESS = {
+    "guest_login": lambda w: ({}, {"code": w.anna.code, "last_name": w.anna.last_name}),
+    "organizer_token": lambda w: ({}, {"email": w.owner_a.email, "password": PASSWORD}),
+    "organizer_token_refresh": lambda w: ({}, {"refresh": organizer_token_pair(w.owner_a)["refresh"]}),
+    "ticket_type_list": lambda w: ({"event_id": w.event_a.pk}, None),
+    "checkout_start": lambda w: ({"event_id": w.event_a.pk}, _checkout_body(w.spare_type_a)),
+}
+
+# Tokens of callers who are not organizers of A: on a public operation that reads tokens, each
+# must get exactly what no token gets.
+NOT_A_ORGANIZERS = ("owner_b", "guest_a", "guest_a_other_event", "guest_b")
 
 
 @pytest.mark.parametrize("op", _params(PUBLIC))
 def test_public_operation_refuses_wrong_credentials_without_a_trace(world, op):
     sweep = Sweep(world)
-    for description, body, expected in PUBLIC_PROBES[op.operation_id](world):
-        sweep.refused(op, "anonymous", {}, expected, body, label=f" [{description}]")
+    callers = ["anonymous", *NOT_A_ORGANIZERS] if reads_tokens(op) else ["anonymous"]
+    for description, values, body, expected in PUBLIC_PROBES[op.operation_id](world):
+        for who in callers:
+            sweep.refused(op, who, values, expected, body, label=f" [{description}]")
     sweep.check()
+
+
+@pytest.mark.parametrize("op", _params(PUBLIC))
+def test_public_operation_succeeds(world, op):
+    """The positive control of the probes: the operation does answer its rightful public caller."""
+    values, body = PUBLIC_SUCCESS[op.operation_id](world)
+    response = call(op, values, None, body)
+    assert 200 <= response.status_code < 300, _describe(response)
+    text = response.content.decode(errors="replace")
+    # Only what the public may see: no organizer's counters, nothing hidden or from a draft, nothing of B's.
+    hidden = {world.hidden_type_a.name, world.hidden_type_a.access_code, world.draft_type_a.name}
+    hidden |= {world.draft_event_a.name, world.type_b.name, world.order_a.buyer_email}
+    assert not [marker for marker in hidden if marker in text], text[:300]
+    assert '"sold"' not in text and '"capacity"' not in text, text[:300]
 
 
 def test_organizer_tokens_list_only_the_callers_organizations(world, client):

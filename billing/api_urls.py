@@ -1,0 +1,14 @@
+"""/api/v1/ endpoints of ticketed events: checkout, orders, refunds, check-in, sales (namespace "api")."""
+
+from django.urls import path
+
+from billing.apis import CheckoutApi, EventCheckInApi, EventOrdersApi, EventSalesApi, OrderDetailApi, OrderRefundApi
+
+urlpatterns = [
+    path("events/<uuid:event_id>/checkout", CheckoutApi.as_view(), name="event-checkout"),
+    path("events/<uuid:event_id>/orders", EventOrdersApi.as_view(), name="event-orders"),
+    path("events/<uuid:event_id>/check-in", EventCheckInApi.as_view(), name="event-check-in"),
+    path("events/<uuid:event_id>/sales", EventSalesApi.as_view(), name="event-sales"),
+    path("orders/<uuid:order_id>", OrderDetailApi.as_view(), name="order-detail"),
+    path("orders/<uuid:order_id>/refund", OrderRefundApi.as_view(), name="order-refund"),
+]
