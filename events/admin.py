@@ -1,6 +1,11 @@
-from django.contrib import admin
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
 
-from events.models import Event
+from billing.services import money_format
+from events import services
+from events.models import Event, TicketType
 
 
 @admin.register(Event)
@@ -12,3 +17,85 @@ class EventAdmin(admin.ModelAdmin):
     autocomplete_fields = ["tenant"]
     readonly_fields = ["created_at", "updated_at"]
     date_hierarchy = "starts_at"
+
+    def get_readonly_fields(self, request, obj=None):
+        # The kind is chosen at creation: a ticketed event with orders cannot become invite-only.
+        if obj is not None:
+            return [*self.readonly_fields, "kind"]
+        return self.readonly_fields
+
+
+class TicketTypeAdminForm(forms.ModelForm):
+    class Meta:
+        model = TicketType
+        fields = ["event", *services.TICKET_TYPE_FIELDS]
+
+    def clean(self):
+        cleaned = super().clean()
+        event = cleaned.get("event")
+        if event is not None and not event.is_ticketed:
+            raise ValidationError({"event": _("Only ticketed events sell tickets.")})
+        return cleaned
+
+
+@admin.register(TicketType)
+class TicketTypeAdmin(admin.ModelAdmin):
+    """Saved through events.services, so a capacity change is the same conditional update as on the pages.
+
+    `sold` and `reserved` are billing's counters: shown, never edited.
+    """
+
+    form = TicketTypeAdminForm
+    list_display = ["name", "event", "price_display", "capacity", "sold", "reserved", "remaining", "is_active"]
+    list_filter = ["is_active", "currency"]
+    search_fields = ["name", "event__name", "event__tenant__name"]
+    list_select_related = ["event"]
+    autocomplete_fields = ["event"]
+    readonly_fields = ["tenant", "sold", "reserved", "remaining", "created_at"]
+    fields = [
+        "event",
+        "tenant",
+        "name",
+        "description",
+        "price",
+        "currency",
+        "capacity",
+        "sold",
+        "reserved",
+        "remaining",
+        "sales_start",
+        "sales_end",
+        "max_per_order",
+        "access_code",
+        "is_active",
+        "position",
+        "created_at",
+    ]
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is not None:
+            return [*self.readonly_fields, "event"]
+        return self.readonly_fields
+
+    @admin.display(description=_("remaining"))
+    def remaining(self, obj):
+        return obj.remaining
+
+    @admin.display(description=_("price"), ordering="price")
+    def price_display(self, obj):
+        return money_format(obj.price, obj.currency)
+
+    def save_model(self, request, obj, form, change):
+        data = {name: form.cleaned_data[name] for name in services.TICKET_TYPE_FIELDS if name in form.cleaned_data}
+        try:
+            if change:
+                stored = TicketType.objects.get(pk=obj.pk)
+                saved = services.ticket_type_update(ticket_type=stored, acting_user=request.user, **data)
+            else:
+                saved = services.ticket_type_create(event=form.cleaned_data["event"], acting_user=request.user, **data)
+        except ValidationError as error:
+            # Only a sale between the form's check and the save gets here; nothing was written.
+            messages.error(request, " ".join(error.messages))
+            return
+        obj.pk = saved.pk
+        obj.refresh_from_db()

@@ -5,7 +5,8 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from events.models import Event, known_timezones
+from billing.forms_organizer import CURRENCY_CHOICES, AmountField, amount_to_minor_units, minor_units_to_text
+from events.models import Event, TicketType, known_timezones
 from events.services import questions_from_text, questions_to_text
 
 LOCAL_DATETIME_FIELDS = ("starts_at", "ends_at", "rsvp_deadline")
@@ -23,7 +24,11 @@ def _timezone_choices():
 
 
 class EventForm(forms.ModelForm):
-    """Dates are typed in the event's own time zone and stored in UTC."""
+    """Dates are typed in the event's own time zone and stored in UTC.
+
+    The kind (invite-only or ticketed) is asked only when the event is created:
+    it decides which pages the event has and never changes afterwards.
+    """
 
     timezone = forms.ChoiceField(label=_("Time zone"), choices=_timezone_choices, initial="UTC")
     questions_text = forms.CharField(
@@ -50,6 +55,7 @@ class EventForm(forms.ModelForm):
             "rsvp_deadline",
             "language",
             "contact_email",
+            "attendee_names_required",
         ]
         widgets = {
             "starts_at": LocalDateTimeInput(),
@@ -62,6 +68,24 @@ class EventForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         for name in LOCAL_DATETIME_FIELDS:
             self.fields[name].input_formats = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
+        # A new Event already has its UUID, so "not saved yet" is _state.adding, not a missing pk.
+        if self.instance._state.adding:
+            self.fields["kind"] = forms.ChoiceField(
+                label=_("Kind of event"),
+                choices=Event.Kind.choices,
+                initial=Event.Kind.INVITE_ONLY,
+                # Absent means invite-only, the kind every event had before tickets existed.
+                required=False,
+                widget=forms.RadioSelect,
+                help_text=_(
+                    "Invite-only: you add the guests, they answer with their code. "
+                    "Ticketed: the public buys tickets. This cannot be changed later."
+                ),
+            )
+            self.order_fields(["kind"])
+            self.fields["attendee_names_required"].help_text = _("Ticketed events only.")
+        elif not self.instance.is_ticketed:
+            del self.fields["attendee_names_required"]
         if self.instance.pk:
             tz = self.instance.tzinfo
             for name in LOCAL_DATETIME_FIELDS:
@@ -94,6 +118,86 @@ class EventForm(forms.ModelForm):
         pass
 
     def service_fields(self) -> dict:
-        data = {name: self.cleaned_data[name] for name in self.Meta.fields}
+        data = {name: self.cleaned_data[name] for name in self.Meta.fields if name in self.fields}
         data["questions"] = self.cleaned_data["questions"]
+        if "kind" in self.fields:
+            data["kind"] = self.cleaned_data.get("kind") or Event.Kind.INVITE_ONLY
+            if data["kind"] != Event.Kind.TICKETED:
+                data["attendee_names_required"] = False
+        return data
+
+
+class TicketTypeForm(forms.ModelForm):
+    """A ticket type. The price is typed as a decimal ("25.00") and stored in minor units (2500).
+
+    Sales start and end are typed in the event's time zone, like the event's own dates.
+    """
+
+    price_amount = AmountField(label=_("Price"), help_text=_("For example 25.00. Enter 0 for free tickets."))
+    currency = forms.ChoiceField(label=_("Currency"), choices=CURRENCY_CHOICES, initial="eur")
+
+    class Meta:
+        model = TicketType
+        fields = [
+            "name",
+            "description",
+            "price_amount",
+            "currency",
+            "capacity",
+            "sales_start",
+            "sales_end",
+            "max_per_order",
+            "access_code",
+            "is_active",
+            "position",
+        ]
+        widgets = {"sales_start": LocalDateTimeInput(), "sales_end": LocalDateTimeInput()}
+        help_texts = {
+            "access_code": _("Leave empty to list it for everyone; if set, only buyers who enter it see this type."),
+            "sales_start": _("Leave empty to sell from now on."),
+            "sales_end": _("Leave empty to sell until the event."),
+        }
+
+    WINDOW_FIELDS = ("sales_start", "sales_end")
+
+    def __init__(self, *args, event: Event, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.event = event
+        for name in self.WINDOW_FIELDS:
+            self.fields[name].input_formats = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
+        self.fields["capacity"].widget.attrs["min"] = 0
+        self.fields["max_per_order"].widget.attrs.update({"min": 1, "max": 100})
+        if not self.instance._state.adding:
+            currency = self.instance.currency
+            if currency not in dict(CURRENCY_CHOICES):
+                # A type created through the API may use a currency this short list lacks; keep it choosable.
+                self.fields["currency"].choices = [(currency, currency.upper()), *CURRENCY_CHOICES]
+            self.initial["price_amount"] = minor_units_to_text(self.instance.price, currency)
+            for name in self.WINDOW_FIELDS:
+                value = getattr(self.instance, name)
+                if value:
+                    self.initial[name] = timezone.localtime(value, event.tzinfo).replace(tzinfo=None)
+
+    def clean(self):
+        cleaned = super().clean()
+        for name in self.WINDOW_FIELDS:
+            value = cleaned.get(name)
+            if value is not None:
+                # The widget's naive value means wall-clock time at the event.
+                cleaned[name] = value.replace(tzinfo=None).replace(tzinfo=self.event.tzinfo)
+        amount, currency = cleaned.get("price_amount"), cleaned.get("currency")
+        if amount is not None and currency:
+            try:
+                cleaned["price"] = amount_to_minor_units(amount, currency)
+            except ValidationError as error:
+                self.add_error("price_amount", error)
+        return cleaned
+
+    def _post_clean(self):
+        # Validation of the model (capacity against sold, the sales window) happens in the service.
+        pass
+
+    def service_fields(self) -> dict:
+        data = {name: self.cleaned_data[name] for name in self.Meta.fields if name != "price_amount"}
+        data["price"] = self.cleaned_data["price"]
         return data

@@ -1,6 +1,7 @@
 """Shared API pieces: strict serializers, pagination, and JSON errors."""
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import NON_FIELD_ERRORS
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
@@ -86,6 +87,9 @@ def exception_handler(exc, context):
     """DRF's handler, plus Django's ValidationError as a field-level 400 and a `code` on every error."""
     if isinstance(exc, DjangoValidationError):
         detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
+        # Model-wide errors (unique together, clean()) come as __all__; DRF's name for them is non_field_errors.
+        if NON_FIELD_ERRORS in detail:
+            detail["non_field_errors"] = detail.pop(NON_FIELD_ERRORS)
         exc = exceptions.ValidationError(detail)
     elif isinstance(exc, Http404):
         exc = exceptions.NotFound()

@@ -388,5 +388,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "EventStatusEnum": "events.models.Event.Status",
         "GuestStatusEnum": "guests.models.Guest.Status",
+        "OrderStatusEnum": "billing.models.Order.Status",
+        "TicketStatusEnum": "billing.models.Ticket.Status",
     },
 }

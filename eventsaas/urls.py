@@ -27,4 +27,5 @@ urlpatterns = [
     path("", include("guests.urls")),
     path("", include("rsvp.urls")),
     path("", include("billing.urls")),
+    path("", include("billing.organizer_urls")),
 ]

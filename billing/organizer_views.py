@@ -1,0 +1,241 @@
+"""The organizer's pages of a ticketed event: orders, refunds and check-in at the door.
+
+Under /o/<tenant_slug>/events/<event_id>/: TenantMiddleware has resolved the
+organization and the member's role; every row is loaded through the tenant.
+"""
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.db.models import Count, prefetch_related_objects
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.utils import formats, timezone
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_POST
+
+from billing import selectors, services
+from billing.forms_organizer import CheckInForm, RefundForm
+from billing.models import LedgerEntry, Order
+from events.selectors import event_get
+from eventsaas.forms import add_service_errors
+from guests.codes import normalize_code
+from tenants.middleware import check_in_view
+from tenants.models import AuditLog
+
+ORDERS_PAGE_SIZE = 50
+ATTENTION = "attention"
+ATTENTION_STATUSES = (Order.Status.REFUND_DUE, Order.Status.NEEDS_REVIEW)
+
+
+def _ticketed_event(request, event_id):
+    event = event_get(tenant=request.tenant, event_id=event_id)
+    if not event.is_ticketed:
+        raise Http404("Not a ticketed event")
+    return event
+
+
+def _order_of(request, event, order_id) -> Order:
+    """The order of this event in this organization, else 404 (another tenant's order does not exist)."""
+    order = selectors.order_get(tenant=request.tenant, order_id=order_id)
+    if order is None or order.event_id != event.pk:
+        raise Http404("No such order")
+    return order
+
+
+def _money(amount: int, currency: str) -> str:
+    return services.money_format(amount, currency)
+
+
+# --- Orders ---------------------------------------------------------------------------------------
+
+
+def _status_counts(event) -> dict[str, int]:
+    """Orders of the event per status, in one grouped query (the filter links show them)."""
+    rows = (
+        Order.objects.filter(tenant_id=event.tenant_id, event_id=event.pk)
+        .values("status")
+        .annotate(count=Count("pk"))
+        .order_by()
+    )
+    return {row["status"]: row["count"] for row in rows}
+
+
+def order_list(request, event_id):
+    event = _ticketed_event(request, event_id)
+    status = request.GET.get("status", "")
+    counts = _status_counts(event)
+    if status == ATTENTION:
+        orders = selectors.order_list(event=event).filter(status__in=ATTENTION_STATUSES)
+    elif status in Order.Status.values:
+        orders = selectors.order_list(event=event, status=status)
+    else:
+        status, orders = "", selectors.order_list(event=event)
+    page = Paginator(orders, ORDERS_PAGE_SIZE).get_page(request.GET.get("page"))
+    for order in page:
+        order.total_display = _money(order.total, order.currency)
+        order.needs_attention = order.status in ATTENTION_STATUSES
+    filters = [
+        {"value": "", "label": _("All"), "count": sum(counts.values())},
+        {
+            "value": ATTENTION,
+            "label": _("Needing attention"),
+            "count": sum(counts.get(s, 0) for s in ATTENTION_STATUSES),
+        },
+        *({"value": value, "label": label, "count": counts.get(value, 0)} for value, label in Order.Status.choices),
+    ]
+    context = {"event": event, "page": page, "status": status, "filters": filters}
+    return render(request, "billing/organizer/order_list.html", context)
+
+
+def _order_page(request, event, order, *, refund_form=None, status=200):
+    tickets = selectors.order_tickets(order=order)
+    prefetch_related_objects(tickets, "checked_in_by")
+    ledger = list(LedgerEntry.objects.filter(tenant_id=order.tenant_id, order_id=order.pk).order_by("created_at"))
+    for entry in ledger:
+        entry.amount_display = _money(entry.amount, entry.currency)
+    type_names = {line["ticket_type"]: line["name"] for line in order.lines}
+    lines = [
+        {
+            "name": line["name"],
+            "quantity": line["quantity"],
+            "unit_price": _money(line["unit_price"], order.currency),
+            "subtotal": _money(line["unit_price"] * line["quantity"], order.currency),
+        }
+        for line in order.lines
+    ]
+    attendees = [
+        {"seat": seat, "name": attendee.get("name", ""), "ticket_type": type_names.get(attendee.get("ticket_type"), "")}
+        for seat, attendee in enumerate(order.attendees, start=1)
+    ]
+    labels = {q["key"]: q["label"] for q in order.event.questions or []}
+    answers = [(labels.get(key, key), value) for key, value in (order.answers or {}).items()]
+    # The audit trail of the order and its tickets; scoped by tenant and event, which the index covers.
+    audit = (
+        AuditLog.objects.for_tenant(request.tenant)
+        .filter(event_id=event.pk, object_id__in=[order.pk, *(t.pk for t in tickets)])
+        .select_related("actor_user")
+        .order_by("created_at")[:100]
+    )
+    can_refund = request.membership.can_edit and order.status in services.REFUNDABLE and order.refundable_amount > 0
+    context = {
+        "event": event,
+        "order": order,
+        "lines": lines,
+        "attendees": attendees,
+        "answers": answers,
+        "tickets": tickets,
+        "ledger": ledger,
+        "audit": audit,
+        "amounts": {
+            "total": _money(order.total, order.currency),
+            "paid": _money(order.paid_amount, order.currency),
+            "refunded": _money(order.refunded_amount, order.currency),
+            "refundable": _money(order.refundable_amount, order.currency),
+        },
+        "needs_attention": order.status in ATTENTION_STATUSES,
+        "can_refund": can_refund,
+        "refund_form": refund_form or RefundForm(currency=order.currency),
+    }
+    return render(request, "billing/organizer/order_detail.html", context, status=status)
+
+
+def order_detail(request, event_id, order_id):
+    event = _ticketed_event(request, event_id)
+    return _order_page(request, event, _order_of(request, event, order_id))
+
+
+@require_POST
+def order_refund(request, event_id, order_id):
+    """Refund all that is left, or the amount typed; Stripe's or the service's refusal shows on the field."""
+    event = _ticketed_event(request, event_id)
+    order = _order_of(request, event, order_id)
+    form = RefundForm(request.POST, currency=order.currency)
+    if form.is_valid():
+        try:
+            refunded = services.order_refund(order=order, acting_user=request.user, amount=form.cleaned_data["amount"])
+        except ValidationError as error:
+            add_service_errors(form, error)
+        else:
+            messages.success(
+                request,
+                _("Refunded; %(amount)s refunded in total.")
+                % {"amount": _money(refunded.refunded_amount, refunded.currency)},
+            )
+            return redirect(
+                "billing_organizer:order", tenant_slug=request.tenant.slug, event_id=event.pk, order_id=order.pk
+            )
+    order.refresh_from_db()
+    return _order_page(request, event, order, refund_form=form, status=400)
+
+
+@require_POST
+def order_accept(request, event_id, order_id):
+    """Accept a payment Stripe reported with another amount: the held seats are sold and tickets issued."""
+    event = _ticketed_event(request, event_id)
+    order = _order_of(request, event, order_id)
+    try:
+        services.order_review_accept(order=order, acting_user=request.user)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    else:
+        messages.success(request, _("Payment accepted; the tickets are issued and emailed."))
+    return redirect("billing_organizer:order", tenant_slug=request.tenant.slug, event_id=event.pk, order_id=order.pk)
+
+
+# --- Check-in -------------------------------------------------------------------------------------
+
+
+def _check_in_message(event, outcome: services.CheckInResult) -> str:
+    ticket = outcome.ticket
+    if outcome.result == "valid":
+        name = ticket.attendee_name or ticket.order.buyer_name
+        return _("Valid — %(type)s, %(name)s") % {"type": ticket.ticket_type.name, "name": name}
+    if outcome.result == "already_checked_in":
+        at = timezone.localtime(outcome.checked_in_at, event.tzinfo)
+        if at.date() == timezone.localtime(timezone.now(), event.tzinfo).date():
+            return _("Already checked in at %(time)s") % {"time": at.strftime("%H:%M")}
+        return _("Already checked in on %(date)s at %(time)s") % {
+            "date": formats.date_format(at, "SHORT_DATE_FORMAT"),
+            "time": at.strftime("%H:%M"),
+        }
+    if outcome.result == "void":
+        if ticket.order.status in {Order.Status.REFUNDED, Order.Status.PARTIALLY_REFUNDED}:
+            return _("Void (refunded)")
+        return _("Void")
+    if outcome.result == "wrong_event":
+        return _("Ticket of another event: %(event)s") % {"event": ticket.event.name}
+    return _("Unknown code")
+
+
+def _check_in_counts(event) -> dict:
+    sales = selectors.sales_summary(event=event)
+    return {"checked_in": sales.checked_in, "sold": sales.sold}
+
+
+@check_in_view
+@require_http_methods(["GET", "POST"])
+def check_in(request, event_id):
+    """The door: scan (a scanner types the code and Enter) or type a code; the answer is big and in words."""
+    event = _ticketed_event(request, event_id)
+    outcome = message = None
+    scanned = ""
+    if request.method == "POST":
+        form = CheckInForm(request.POST)
+        if form.is_valid():
+            scanned = normalize_code(form.cleaned_data["code"])
+            outcome = services.ticket_check_in(event=event, code=scanned, acting_user=request.user)
+            message = _check_in_message(event, outcome)
+            # An empty field for the next scan; the answer stays on screen above it.
+            form = CheckInForm()
+    else:
+        form = CheckInForm()
+    context = {
+        "event": event,
+        "form": form,
+        "outcome": outcome,
+        "message": message,
+        "scanned": "-".join(scanned[i : i + 4] for i in range(0, len(scanned), 4)),
+        "counts": _check_in_counts(event),
+    }
+    return render(request, "billing/organizer/check_in.html", context, status=400 if form.errors else 200)
