@@ -1,10 +1,8 @@
 """The ticketing API: the public checkout, and the organizer's orders, refunds, check-in and sales numbers."""
 
-from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils import translation
 from django.utils.translation import gettext as _
-from django_ratelimit.core import is_ratelimited
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import exceptions, serializers, status
 from rest_framework.permissions import AllowAny
@@ -13,6 +11,7 @@ from rest_framework.views import APIView
 
 from billing import selectors, services
 from billing.models import LedgerEntry, Order, Ticket
+from billing.throttling import RETRY_AFTER_SECONDS, checkout_is_throttled
 from events.apis import public_ticketed_event
 from eventsaas.api import (
     BAD_REQUEST,
@@ -28,9 +27,6 @@ from tenants.permissions import IsOrganizer, organizer_event
 
 # Largest refund or price Stripe takes, in the currency's minor unit.
 MAX_AMOUNT = 99_999_999
-RETRY_AFTER_SECONDS = 60
-# Checkouts per client address (TICKET_CHECKOUT_RATE_PER_CLIENT overrides it, as for the shop page).
-CHECKOUT_RATE_PER_CLIENT = "20/m"
 
 
 def organizer_order(request, order_id, *, write: bool = False) -> Order:
@@ -44,17 +40,6 @@ def organizer_order(request, order_id, *, write: bool = False) -> Order:
         raise exceptions.NotFound()
     order.event = organizer_event(request, order.event_id, write=write)
     return order
-
-
-def checkout_is_throttled(request) -> bool:
-    """Count this checkout against the client address; True when it is over the rate.
-
-    Each checkout holds seats for half an hour, so one client must not hold a whole
-    event. The shop page counts in the same group: alternating page and API gains
-    nothing. `request` is Django's HttpRequest (DRF's `request._request`).
-    """
-    rate = getattr(settings, "TICKET_CHECKOUT_RATE_PER_CLIENT", CHECKOUT_RATE_PER_CLIENT)
-    return is_ratelimited(request, group="ticket-checkout-client", key="ip", rate=rate, increment=True)
 
 
 def _buyer_language(request, event) -> str:
@@ -145,7 +130,7 @@ class OrderDetailSerializer(OrderSerializer):
 
 def order_detail_data(order: Order) -> dict:
     order.ticket_list = selectors.order_tickets(order=order)
-    order.ledger_entries = list(order.ledger.all())
+    order.ledger_entries = selectors.order_ledger(order=order)
     return OrderDetailSerializer(order).data
 
 

@@ -7,7 +7,7 @@ organization and the member's role; every row is loaded through the tenant.
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.db.models import Count, prefetch_related_objects
+from django.db.models import prefetch_related_objects
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils import formats, timezone
@@ -16,12 +16,11 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from billing import selectors, services
 from billing.forms_organizer import CheckInForm, RefundForm
-from billing.models import LedgerEntry, Order
+from billing.models import Order
 from events.selectors import event_get
 from eventsaas.forms import add_service_errors
 from guests.codes import normalize_code
 from tenants.middleware import check_in_view
-from tenants.models import AuditLog
 
 ORDERS_PAGE_SIZE = 50
 ATTENTION = "attention"
@@ -50,21 +49,10 @@ def _money(amount: int, currency: str) -> str:
 # --- Orders ---------------------------------------------------------------------------------------
 
 
-def _status_counts(event) -> dict[str, int]:
-    """Orders of the event per status, in one grouped query (the filter links show them)."""
-    rows = (
-        Order.objects.filter(tenant_id=event.tenant_id, event_id=event.pk)
-        .values("status")
-        .annotate(count=Count("pk"))
-        .order_by()
-    )
-    return {row["status"]: row["count"] for row in rows}
-
-
 def order_list(request, event_id):
     event = _ticketed_event(request, event_id)
     status = request.GET.get("status", "")
-    counts = _status_counts(event)
+    counts = selectors.order_status_counts(event=event)
     if status == ATTENTION:
         orders = selectors.order_list(event=event).filter(status__in=ATTENTION_STATUSES)
     elif status in Order.Status.values:
@@ -91,7 +79,7 @@ def order_list(request, event_id):
 def _order_page(request, event, order, *, refund_form=None, status=200):
     tickets = selectors.order_tickets(order=order)
     prefetch_related_objects(tickets, "checked_in_by")
-    ledger = list(LedgerEntry.objects.filter(tenant_id=order.tenant_id, order_id=order.pk).order_by("created_at"))
+    ledger = selectors.order_ledger(order=order)
     for entry in ledger:
         entry.amount_display = _money(entry.amount, entry.currency)
     type_names = {line["ticket_type"]: line["name"] for line in order.lines}
@@ -110,13 +98,7 @@ def _order_page(request, event, order, *, refund_form=None, status=200):
     ]
     labels = {q["key"]: q["label"] for q in order.event.questions or []}
     answers = [(labels.get(key, key), value) for key, value in (order.answers or {}).items()]
-    # The audit trail of the order and its tickets; scoped by tenant and event, which the index covers.
-    audit = (
-        AuditLog.objects.for_tenant(request.tenant)
-        .filter(event_id=event.pk, object_id__in=[order.pk, *(t.pk for t in tickets)])
-        .select_related("actor_user")
-        .order_by("created_at")[:100]
-    )
+    audit = selectors.order_history(order=order, tickets=tickets)
     can_refund = request.membership.can_edit and order.status in services.REFUNDABLE and order.refundable_amount > 0
     context = {
         "event": event,

@@ -6,6 +6,7 @@ from django.db.models import Count, Q, Sum
 
 from billing.models import LedgerEntry, Order, Ticket
 from events.models import Event, TicketType
+from tenants.models import AuditLog
 
 
 def ticket_types_for_sale(*, event: Event, access_code: str = "") -> list[TicketType]:
@@ -41,6 +42,32 @@ def order_list(*, event: Event, status: str | None = None):
     return orders.order_by("-created_at")
 
 
+def order_status_counts(*, event: Event) -> dict[str, int]:
+    """Orders of the event per status, in one grouped query."""
+    rows = (
+        Order.objects.filter(tenant_id=event.tenant_id, event_id=event.pk)
+        .values("status")
+        .annotate(count=Count("pk"))
+        .order_by()
+    )
+    return {row["status"]: row["count"] for row in rows}
+
+
+def order_ledger(*, order: Order) -> list[LedgerEntry]:
+    return list(LedgerEntry.objects.filter(tenant_id=order.tenant_id, order_id=order.pk).order_by("created_at"))
+
+
+def order_history(*, order: Order, tickets: list[Ticket]) -> list[AuditLog]:
+    """The audit trail of the order and its tickets; tenant and event lead, as the audit index does."""
+    return list(
+        AuditLog.objects.filter(
+            tenant_id=order.tenant_id, event_id=order.event_id, object_id__in=[order.pk, *(t.pk for t in tickets)]
+        )
+        .select_related("actor_user")
+        .order_by("created_at")[:100]
+    )
+
+
 def order_tickets(*, order: Order) -> list[Ticket]:
     return list(Ticket.objects.filter(order_id=order.pk).select_related("ticket_type").order_by("seat"))
 
@@ -64,7 +91,7 @@ class SalesSummary:
     orders_needing_attention: int
     captured: int  # ledger: payments
     refunded: int  # ledger: refunds
-    currency: str
+    currency: str  # an event sells in one currency (events.services._check_one_currency)
 
     @property
     def net(self) -> int:

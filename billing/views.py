@@ -15,20 +15,16 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
-from django_ratelimit.core import is_ratelimited
 
 from billing import payments, selectors, services
 from billing.forms import ShopForm
 from billing.qr import qr_svg
+from billing.throttling import RETRY_AFTER_SECONDS, checkout_is_throttled
 from events.models import Event
+from events.selectors import event_on_sale
 from eventsaas.forms import add_service_errors
 
 logger = logging.getLogger(__name__)
-
-# Checkout attempts per client address; each successful one holds seats for half an hour,
-# so a script must not be able to empty an event from one address.
-CHECKOUT_RATE_PER_CLIENT = "20/m"
-RETRY_AFTER_SECONDS = 60
 
 
 @csrf_exempt
@@ -56,19 +52,10 @@ def _buyer_language(request, language: str) -> str:
 
 def _shop_event(event_id) -> Event:
     """A published ticketed event; drafts, archived and invite-only events do not exist for the public."""
-    event = (
-        Event.objects.filter(pk=event_id, kind=Event.Kind.TICKETED, status=Event.Status.PUBLISHED)
-        .select_related("tenant")
-        .first()
-    )
+    event = event_on_sale(event_id=event_id)
     if event is None:
         raise Http404
     return event
-
-
-def _checkout_is_throttled(request) -> bool:
-    rate = getattr(settings, "TICKET_CHECKOUT_RATE_PER_CLIENT", CHECKOUT_RATE_PER_CLIENT)
-    return is_ratelimited(request, group="ticket-checkout-client", key="ip", rate=rate, increment=True)
 
 
 def _sold_out_message(ticket_types) -> list[str]:
@@ -116,7 +103,7 @@ def _shop_page(request, event, language):
     mode = payments.payment_mode()
     status, sold_out, unavailable = 200, [], ""
     if request.method == "POST":
-        if _checkout_is_throttled(request):
+        if checkout_is_throttled(request):
             form.is_valid()
             form.add_error(None, _("Too many attempts. Please wait a minute and try again."))
             status = 429

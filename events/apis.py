@@ -278,11 +278,7 @@ MAX_CAPACITY = 1_000_000
 
 def public_ticketed_event(event_id) -> Event:
     """A published ticketed event, for the public shop endpoints; anything else is a 404 (drafts included)."""
-    event = (
-        Event.objects.select_related("tenant")
-        .filter(pk=event_id, kind=Event.Kind.TICKETED, status=Event.Status.PUBLISHED)
-        .first()
-    )
+    event = selectors.event_on_sale(event_id=event_id)
     if event is None:
         raise exceptions.NotFound()
     return event
@@ -414,7 +410,7 @@ class EventTicketTypesApi(APIView):
         filters.is_valid(raise_exception=True)
         event = _caller_organizes(request, event_id)
         if event is not None:
-            types = TicketType.objects.for_tenant(event.tenant).filter(event_id=event.pk)
+            types = selectors.ticket_type_list(event=event)
             return Response(TicketTypeManagedSerializer(types, many=True).data)
         event = public_ticketed_event(event_id)
         types = ticket_types_for_sale(event=event, access_code=filters.validated_data.get("access_code", ""))

@@ -1,6 +1,6 @@
 from django.shortcuts import get_object_or_404
 
-from events.models import Event
+from events.models import Event, TicketType
 from guests.selectors import event_headline_numbers_by_event
 
 
@@ -19,3 +19,18 @@ def event_list(*, tenant, include_archived: bool = False) -> list[Event]:
     for event in events:
         event.numbers = numbers.get(event.pk, {"invited": 0, "coming": 0, "declined": 0, "pending": 0, "head_count": 0})
     return events
+
+
+def event_on_sale(*, event_id) -> Event | None:
+    """A published ticketed event, for the public shop (page and API); drafts, archived and
+    invite-only events do not exist for the public."""
+    return (
+        Event.objects.select_related("tenant")
+        .filter(pk=event_id, kind=Event.Kind.TICKETED, status=Event.Status.PUBLISHED)
+        .first()
+    )
+
+
+def ticket_type_list(*, event: Event) -> list[TicketType]:
+    """Every ticket type of the event, on sale or not, in the organizer's order."""
+    return list(TicketType.objects.filter(tenant_id=event.tenant_id, event_id=event.pk))

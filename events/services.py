@@ -206,6 +206,7 @@ def ticket_type_create(*, event: Event, acting_user, **fields) -> TicketType:
     )
     if "currency" in fields:
         ticket_type.currency = (fields["currency"] or "").lower()
+    _check_one_currency(ticket_type)
     ticket_type.full_clean()
     ticket_type.save(force_insert=True)
     audit_log_record(
@@ -216,6 +217,20 @@ def ticket_type_create(*, event: Event, acting_user, **fields) -> TicketType:
         object_id=ticket_type.pk,
     )
     return ticket_type
+
+
+def _check_one_currency(ticket_type: TicketType) -> None:
+    """An event sells in one currency: one Checkout per order, and totals that add up."""
+    other = (
+        TicketType.objects.filter(tenant_id=ticket_type.tenant_id, event_id=ticket_type.event_id)
+        .exclude(pk=ticket_type.pk)
+        .exclude(currency=ticket_type.currency)
+        .values_list("currency", flat=True)
+        .first()
+    )
+    if other:
+        message = _("This event sells in %(currency)s; all its ticket types use it.") % {"currency": other.upper()}
+        raise ValidationError({"currency": message})
 
 
 def ticket_type_update(*, ticket_type: TicketType, acting_user, **fields) -> TicketType:
@@ -231,6 +246,8 @@ def ticket_type_update(*, ticket_type: TicketType, acting_user, **fields) -> Tic
         setattr(fresh, name, fields[name])
     if "currency" in changed and fresh.sold + fresh.reserved:
         raise ValidationError({"currency": _("The currency cannot change once tickets are sold or reserved.")})
+    if "currency" in changed:
+        _check_one_currency(fresh)
     fresh.full_clean()
     updated = TicketType.objects.filter(
         pk=fresh.pk, sold__lte=(fresh.capacity if "capacity" in changed else F("capacity")) - F("reserved")

@@ -105,7 +105,7 @@ def _back_to_ticket_types(request, event):
 
 def ticket_type_list(request, event_id):
     event = _ticketed_event_get(request, event_id)
-    ticket_types = list(TicketType.objects.for_tenant(request.tenant).filter(event_id=event.pk))
+    ticket_types = selectors.ticket_type_list(event=event)
     for ticket_type in ticket_types:
         ticket_type.price_display = money_format(ticket_type.price, ticket_type.currency)
     return render(request, "events/ticket_type_list.html", {"event": event, "ticket_types": ticket_types})
