@@ -1,0 +1,512 @@
+"""Benchmark of a ticket rush and of the Stripe webhooks that follow it.
+
+    .venv/bin/python bench/ticket_rush.py [--buyers 1000] [--seats 100] [--workers 8]
+                                          [--database-url postgres://postgres@127.0.0.1:5432/eventsaas_bench_rush]
+
+Not part of the test suite. In one run it:
+
+1. builds a throwaway database (as dashboard.py: a SQLite file in a temporary directory, or the PostgreSQL
+   database named in --database-url, created and dropped here) with one ticketed event, in test-payment mode;
+2. lets --buyers buyers (1 to --max-quantity tickets each) rush --seats seats of one ticket type, split over
+   --workers processes that start together, each with its own database connection (like web workers), three
+   times on fresh ticket types of the same capacity:
+   - the bare conditional UPDATE through the ORM (the baseline: what a reservation cannot do with less),
+   - a read-check-write reservation without that guard (the control: how the race looks without protection),
+   - billing.services.checkout_start(), the real thing (validation, the conditional UPDATE, the order row, the
+     Checkout Session, the audit record);
+   and prints seats reserved, oversold (must be 0 for the guarded two), sold-out answers, answers per second,
+   seats per second until sold out, p50/p95 latency, and checkout_start against the bare UPDATE as a ratio;
+3. pays every order of the rush through Stripe-shaped, locally signed webhooks: each order's
+   checkout.session.completed event delivered 2 or 3 times (--redeliveries), --expired-share of the orders
+   preceded by their checkout.session.expired event (so they are paid late), all shuffled and split over the
+   workers; each delivery goes through webhook_receive() and the processing task (eager, in the worker, as
+   after the commit); prints deliveries per second and latency, then checks the invariants: every event stored
+   once and processed, every order paid, one ticket per seat, ledger = paid amounts = order totals, seats sold
+   = seats paid with none left reserved, one confirmation email per order.
+
+Exit status 1 if a guarded rush oversold or leaked a seat, or a webhook invariant is broken.
+The confirmation emails (a task of their own in production) are not sent inside the timed webhook phase:
+the workers record what they enqueue and the emails are sent afterwards, through the real task.
+"""
+
+import argparse
+import multiprocessing
+import os
+import random
+import statistics
+import sys
+import time
+import traceback
+import warnings
+from collections import Counter
+from datetime import timedelta
+from pathlib import Path
+from urllib.parse import urlsplit
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from dashboard import PostgresDatabase, SqliteFile, table  # noqa: E402  (bench/ is this script's folder)
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--buyers", type=int, default=1000, help="buyers in the rush (default 1000)")
+    parser.add_argument("--seats", type=int, default=100, help="capacity of the ticket type (default 100)")
+    parser.add_argument("--workers", type=int, default=8, help="worker processes, one connection each (default 8)")
+    parser.add_argument("--max-quantity", type=int, default=1, help="each buyer asks for 1..N tickets (default 1)")
+    parser.add_argument("--redeliveries", type=int, default=3, help="deliveries of each payment: 2..N (default 3)")
+    parser.add_argument(
+        "--expired-share", type=float, default=0.1, help="share of orders expired before paid (default 0.1)"
+    )
+    parser.add_argument("--seed", type=int, default=2026, help="random seed (quantities, webhook order)")
+    parser.add_argument("--database-url", help="postgres://user@host:port/name: created and dropped here")
+    parser.add_argument("--recreate", action="store_true", help="drop that PostgreSQL database first if it exists")
+    args = parser.parse_args(argv)
+    if min(args.buyers, args.seats, args.workers, args.max_quantity) < 1 or args.redeliveries < 2:
+        parser.error("--buyers, --seats, --workers and --max-quantity must be at least 1, --redeliveries 2")
+    if not 0 <= args.expired_share <= 1:
+        parser.error("--expired-share is between 0 and 1")
+    return args
+
+
+def setup_django(database_url: str):
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="eventsaas.settings",
+        DATABASE_URL=database_url,
+        DJANGO_ENV="development",
+        DEBUG="0",
+        # Test-payment mode: no Stripe keys, locally signed events through the real webhook code.
+        STRIPE_SECRET_KEY="",
+        TEST_PAYMENTS="1",
+        # The processing task runs in the worker that stored the event, right after the commit.
+        CELERY_BROKER_URL="memory://",
+        CELERY_TASK_ALWAYS_EAGER="1",
+        EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend",
+        DB_CONN_MAX_AGE="0",
+    )
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    sys.path.insert(0, str(BASE_DIR))
+    warnings.filterwarnings("ignore", message="No directory at")
+    import logging
+
+    import django
+
+    django.setup()
+    # Kombu warns on every eager send that memory:// names no host.
+    logging.getLogger("kombu.connection").setLevel(logging.ERROR)
+
+
+# --- workers ------------------------------------------------------------------------------------------------------
+
+
+def run_workers(workers: int, jobs: list, work) -> list[dict]:
+    """Split `jobs` round-robin over forked worker processes released together; their result dicts.
+
+    Each worker opens its own database connection before the start (a web or Celery worker
+    has one already), then calls work(job) for each of its jobs in turn and times each call.
+    """
+    from django.db import connections
+
+    context = multiprocessing.get_context("fork")
+    barrier = context.Barrier(workers)
+    results = context.Queue()
+    connections.close_all()  # a forked child must never share its parent's socket
+
+    def child(index):
+        from django.db import connection
+
+        calls, error = [], None
+        try:
+            connection.ensure_connection()
+            barrier.wait(timeout=60)
+            for job in jobs[index::workers]:
+                started = time.perf_counter()
+                try:
+                    outcome = work(job)
+                except Exception as exc:  # noqa: BLE001 - counted and shown, the run goes on
+                    outcome = ("error", f"{type(exc).__name__}: {exc}")
+                calls.append((started, time.perf_counter(), outcome))
+        except Exception:  # noqa: BLE001
+            error = traceback.format_exc()
+        finally:
+            connections.close_all()
+            results.put({"calls": calls, "error": error, "extra": getattr(work, "collected", None)})
+
+    processes = [context.Process(target=child, args=(n,)) for n in range(workers)]
+    for process in processes:
+        process.start()
+    collected = [results.get(timeout=600) for _ in processes]
+    for process in processes:
+        process.join()
+    for result in collected:
+        if result["error"]:
+            raise SystemExit(f"A worker failed:\n{result['error']}")
+    return collected
+
+
+def summarize(collected: list[dict]) -> dict:
+    calls = sorted((c for result in collected for c in result["calls"]), key=lambda c: c[0])
+    start = calls[0][0]
+    latencies = sorted((end - begin) * 1000 for begin, end, _ in calls)
+    return {
+        "calls": calls,
+        "start": start,
+        "wall": max(end for _, end, _ in calls) - start,
+        "p50": statistics.median(latencies),
+        "p95": latencies[min(len(latencies) - 1, int(len(latencies) * 0.95))],
+        "outcomes": Counter(outcome[0] for _, _, outcome in calls),
+        "errors": [outcome[1] for _, _, outcome in calls if outcome[0] == "error"],
+    }
+
+
+# --- the rush -----------------------------------------------------------------------------------------------------
+
+
+def bare_update(job):
+    """The whole reservation as one conditional UPDATE, nothing else: the floor checkout_start stands on."""
+    from django.db.models import F
+
+    from events.models import TicketType
+
+    ticket_type_id, quantity, _n = job
+    reserved = TicketType.objects.filter(pk=ticket_type_id, sold__lte=F("capacity") - F("reserved") - quantity).update(
+        reserved=F("reserved") + quantity
+    )
+    return ("reserved", quantity) if reserved else ("sold_out", quantity)
+
+
+def read_check_write(job):
+    """The control: read the counters, decide in Python, write the new number. Lost updates oversell."""
+    from events.models import TicketType
+
+    ticket_type_id, quantity, _n = job
+    row = TicketType.objects.filter(pk=ticket_type_id).values("capacity", "sold", "reserved").get()
+    if row["sold"] + row["reserved"] + quantity > row["capacity"]:
+        return ("sold_out", quantity)
+    TicketType.objects.filter(pk=ticket_type_id).update(reserved=row["reserved"] + quantity)
+    return ("reserved", quantity)
+
+
+def checkout(event):
+    from billing.services import CheckoutItem, CheckoutRequest, SoldOut, checkout_start
+
+    def work(job):
+        ticket_type_id, quantity, n = job
+        request = CheckoutRequest(
+            items=[CheckoutItem(ticket_type_id=str(ticket_type_id), quantity=quantity)],
+            buyer_name=f"Buyer {n}",
+            buyer_email=f"buyer{n}@bench.example",
+        )
+        try:
+            order = checkout_start(event=event, request=request)
+        except SoldOut:
+            return ("sold_out", quantity)
+        return ("reserved", quantity, str(order.pk))
+
+    return work
+
+
+def new_ticket_type(event, name: str, capacity: int, max_quantity: int):
+    from events.models import TicketType
+
+    return TicketType.objects.create(
+        tenant_id=event.tenant_id,
+        event=event,
+        name=name,
+        price=4500,
+        currency="eur",
+        capacity=capacity,
+        max_per_order=max(max_quantity, 1),
+    )
+
+
+def rush(args, event, quantities, name, work_for) -> dict:
+    ticket_type = new_ticket_type(event, name, args.seats, args.max_quantity)
+    jobs = [(ticket_type.pk, quantity, n) for n, quantity in enumerate(quantities)]
+    summary = summarize(run_workers(args.workers, jobs, work_for(ticket_type)))
+    granted = [c for c in summary["calls"] if c[2][0] == "reserved"]
+    summary["ticket_type"] = ticket_type
+    summary["seats"] = sum(c[2][1] for c in granted)
+    summary["oversold"] = max(summary["seats"] - args.seats, 0)
+    summary["sold_out_after"] = (max(c[1] for c in granted) - summary["start"]) if granted else 0.0
+    summary["order_ids"] = [c[2][2] for c in granted if len(c[2]) > 2]
+    ticket_type.refresh_from_db()
+    summary["counted"] = ticket_type.sold + ticket_type.reserved
+    return summary
+
+
+# --- the webhooks -------------------------------------------------------------------------------------------------
+
+
+class EnqueueRecorder:
+    """Stands in for the confirmation email task in the workers: records the order ids it was sent."""
+
+    name = "billing.order_confirmation_send (recorded)"
+
+    def __init__(self):
+        self.order_ids = []
+
+    def apply_async(self, args=(), kwargs=None):
+        self.order_ids.append(kwargs["order_id"])
+
+
+def deliveries_for(orders, args, rng: random.Random) -> tuple[list, set]:
+    """Every order's completed event 2..N times; some orders' expired event before all of those; shuffled."""
+    from billing import payments
+
+    late = {order.pk for order in rng.sample(orders, round(len(orders) * args.expired_share))}
+    deliveries = []
+    for order in orders:
+        completed = payments.test_payment_event(order=order)
+        deliveries += [("completed", order.pk, *completed)] * rng.randint(2, args.redeliveries)
+        if order.pk in late:
+            expired = payments.test_payment_event(order=order, event_type="checkout.session.expired")
+            deliveries += [("expired", order.pk, *expired)] * rng.randint(1, 2)
+    rng.shuffle(deliveries)
+    # Stripe sends an expiry before the payment of a session paid at the last moment: put it first.
+    first_completed = {}
+    for index, (kind, order_id, *_signed) in enumerate(deliveries):
+        if kind == "completed":
+            first_completed.setdefault(order_id, index)
+    for index, (kind, order_id, *_signed) in enumerate(deliveries):
+        if kind == "expired" and first_completed[order_id] < index:
+            other = first_completed[order_id]
+            deliveries[other], deliveries[index] = deliveries[index], deliveries[other]
+            first_completed[order_id] = index
+    return deliveries, late
+
+
+def receive():
+    from billing import services
+
+    recorder = EnqueueRecorder()
+    # Emails are their own task in production; outside the timed phase here (sent afterwards, below).
+    services._confirmation_task = lambda: recorder
+
+    def work(delivery):
+        _kind, _order_id, payload, signature = delivery
+        _row, created = services.webhook_receive(payload=payload, signature=signature)
+        return ("stored" if created else "duplicate",)
+
+    work.collected = recorder.order_ids
+    return work
+
+
+def webhook_invariants(orders, ticket_type, deliveries, late, confirmations) -> list[tuple[str, object, object]]:
+    from django.core import mail
+    from django.db.models import Count, Sum
+
+    from billing.models import LedgerEntry, Order, Ticket, WebhookEvent
+    from billing.tasks import order_confirmation_send_task
+    from tenants.models import AuditLog
+
+    order_ids = [o.pk for o in orders]
+    seats = sum(o.quantity for o in orders)
+    totals = sum(o.total for o in orders)
+    fresh = Order.objects.filter(pk__in=order_ids)
+    statuses = Counter(fresh.values_list("status", flat=True))
+    event_rows = Counter(WebhookEvent.objects.values_list("status", flat=True))
+    tickets_per_order = dict(
+        Ticket.objects.filter(order_id__in=order_ids).values_list("order_id").annotate(n=Count("pk")).order_by()
+    )
+    ledger = LedgerEntry.objects.filter(order_id__in=order_ids, kind=LedgerEntry.Kind.PAYMENT)
+    ticket_type.refresh_from_db()
+    late_paid = fresh.filter(pk__in=late, status=Order.Status.PAID).count()
+    # Sent after their expiry, but a worker may still process a payment before the expiry a slower one holds.
+    paid_late = AuditLog.objects.filter(action="order.paid", object_id__in=order_ids, data__late=True).count()
+    for order_id in confirmations:
+        order_confirmation_send_task(order_id=order_id)
+    rows = [
+        ("webhook events stored once", len({d[2] for d in deliveries}), sum(event_rows.values())),
+        ("  processed", sum(event_rows.values()), event_rows.get(WebhookEvent.Status.PROCESSED, 0)),
+        ("orders paid", len(orders), statuses.get(Order.Status.PAID, 0)),
+        ("  of them sent after their expiry", len(late), late_paid),
+        ("tickets (one per seat)", seats, sum(tickets_per_order.values())),
+        (
+            "orders with tickets = quantity",
+            len(orders),
+            sum(tickets_per_order.get(o.pk, 0) == o.quantity for o in orders),
+        ),
+        ("ledger payments (one per order)", len(orders), ledger.count()),
+        ("ledger sum = order totals", totals, ledger.aggregate(s=Sum("amount"))["s"] or 0),
+        ("paid amounts = order totals", totals, fresh.aggregate(s=Sum("paid_amount"))["s"] or 0),
+        ("seats sold", seats, ticket_type.sold),
+        ("seats still reserved", 0, ticket_type.reserved),
+        ("confirmation emails (one per order)", len(orders), len(mail.outbox)),
+    ]
+    return rows, paid_late
+
+
+# --- report -------------------------------------------------------------------------------------------------------
+
+
+def run(args, database) -> int:
+    setup_django(database.url)
+    from django.core import mail
+    from django.core.management import call_command
+    from django.db import connection
+    from django.utils import timezone
+
+    from billing.models import Order
+    from events.models import Event
+    from tenants.models import Tenant
+
+    phase = time.perf_counter()
+    call_command("migrate", verbosity=0, interactive=False)
+    migrate_s = time.perf_counter() - phase
+    mail.outbox = []
+    tenant = Tenant.objects.create(name="Bench Org", slug="bench-org")
+    event = Event.objects.create(
+        tenant=tenant,
+        kind=Event.Kind.TICKETED,
+        name="Rush concert",
+        slug="rush-concert",
+        status=Event.Status.PUBLISHED,
+        starts_at=timezone.now() + timedelta(days=30),
+        timezone="Europe/Madrid",
+    )
+    # Warm-up in the parent, so every forked worker starts with the code and templates loaded.
+    warm = new_ticket_type(event, "Warm-up", 1, 1)
+    checkout(event)((warm.pk, 1, -1))
+
+    engine = (
+        f"PostgreSQL {'.'.join(map(str, divmod(connection.pg_version, 10000)))}"
+        if connection.vendor == "postgresql"
+        else f"SQLite {connection.Database.sqlite_version}"
+    )
+    rng = random.Random(args.seed)
+    quantities = [rng.randint(1, args.max_quantity) for _ in range(args.buyers)]
+    print("eventsaas ticket rush benchmark")
+    print(f"  database : {engine}, {database.describe()} (migrate {migrate_s:.1f}s)")
+    print(
+        f"  rush     : {args.buyers:,} buyers ({sum(quantities):,} tickets asked, 1-{args.max_quantity} each) "
+        f"for {args.seats:,} seats, {args.workers} worker processes with one connection each"
+    )
+
+    results = {
+        "bare conditional UPDATE": rush(args, event, quantities, "Bare", lambda t: bare_update),
+        "control: read-check-write": rush(args, event, quantities, "Control", lambda t: read_check_write),
+        "checkout_start()": rush(args, event, quantities, "General", lambda t: checkout(event)),
+    }
+    print(f"\nTicket rush: {args.buyers:,} buyers at once, {args.seats:,} seats")
+    headers = ["how", "seats granted", "oversold", "sold out", "errors", "answers/s", "sold out after s", "seats/s"]
+    headers += ["p50 ms", "p95 ms"]
+    rows = []
+    for name, r in results.items():
+        rows.append(
+            [
+                name,
+                r["seats"],
+                r["oversold"],
+                r["outcomes"]["sold_out"],
+                r["outcomes"]["error"],
+                f"{len(r['calls']) / r['wall']:.0f}",
+                f"{r['sold_out_after']:.2f}",
+                f"{r['seats'] / r['sold_out_after']:.0f}" if r["sold_out_after"] else "-",
+                f"{r['p50']:.2f}",
+                f"{r['p95']:.2f}",
+            ]
+        )
+    print(table(headers, rows))
+    bare, real, control = (
+        results["bare conditional UPDATE"],
+        results["checkout_start()"],
+        results["control: read-check-write"],
+    )
+    rate, bare_rate = len(real["calls"]) / real["wall"], len(bare["calls"]) / bare["wall"]
+    print(
+        f"  ratio checkout_start() / bare UPDATE: answers/s {rate / bare_rate:.2f}x, "
+        f"p50 latency {real['p50'] / bare['p50']:.1f}x, p95 latency {real['p95'] / bare['p95']:.1f}x"
+    )
+    held = Order.objects.filter(pk__in=real["order_ids"], status=Order.Status.PENDING)
+    held_seats = sum(o.quantity for o in held)
+    print(
+        f"  checkout_start(): {len(real['order_ids'])} orders holding {held_seats} seats; "
+        f"ticket type counts {real['counted']} sold + reserved"
+    )
+    if control["oversold"]:
+        print(f"  control: {control['seats']} seats granted for {args.seats}; the counter says {control['counted']}")
+    else:
+        print("  control: no overselling this time (the race needs reads to overlap; try more workers)")
+    failed = []
+    for name in ("bare conditional UPDATE", "checkout_start()"):
+        if results[name]["oversold"] or results[name]["errors"]:
+            failed.append(f"{name}: oversold {results[name]['oversold']}, errors {results[name]['errors'][:3]}")
+    if results["bare conditional UPDATE"]["counted"] != bare["seats"]:
+        failed.append("bare UPDATE: the counter differs from the seats granted")
+    if not (held_seats == real["seats"] == real["counted"] and held.count() == len(real["order_ids"])):
+        failed.append("checkout_start(): orders, seats granted and the ticket type's counter differ")
+
+    orders = list(Order.objects.filter(pk__in=real["order_ids"]))
+    deliveries, late = deliveries_for(orders, args, rng)
+    collected = run_workers(args.workers, deliveries, receive())
+    hooks = summarize(collected)
+    confirmations = [order_id for result in collected for order_id in result["extra"] or ()]
+    print(
+        f"\nWebhooks: {len(orders)} paid orders, completed event delivered 2-{args.redeliveries} times each, "
+        f"{len(late)} expired first; shuffled, {args.workers} workers"
+    )
+    print(
+        table(
+            ["deliveries", "stored", "duplicates", "errors", "wall s", "deliveries/s", "p50 ms", "p95 ms"],
+            [
+                [
+                    len(deliveries),
+                    hooks["outcomes"]["stored"],
+                    hooks["outcomes"]["duplicate"],
+                    hooks["outcomes"]["error"],
+                    f"{hooks['wall']:.2f}",
+                    f"{len(deliveries) / hooks['wall']:.0f}",
+                    f"{hooks['p50']:.2f}",
+                    f"{hooks['p95']:.2f}",
+                ]
+            ],
+        )
+    )
+    invariants, paid_late = webhook_invariants(orders, real["ticket_type"], deliveries, late, confirmations)
+    print(
+        table(
+            ["invariant", "expected", "actual", "ok"],
+            [[*row, "yes" if row[1] == row[2] else "NO"] for row in invariants],
+        )
+    )
+    print(f"  paid after their order had expired (seats taken back): {paid_late}")
+    print(f"  confirmation tasks enqueued: {len(confirmations)} for {len(orders)} orders (each claims its order once)")
+    failed += [
+        f"{name}: expected {expected}, got {actual}" for name, expected, actual in invariants if expected != actual
+    ]
+    if hooks["errors"]:
+        failed.append(f"webhook errors: {hooks['errors'][:3]}")
+
+    if failed:
+        print("\nBROKEN:\n  " + "\n  ".join(failed))
+        return 1
+    print("\nAll invariants hold.")
+    return 0
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    started = time.perf_counter()
+    if args.database_url:
+        if urlsplit(args.database_url).scheme not in {"postgres", "postgresql"}:
+            raise SystemExit("--database-url must be a postgres:// URL (SQLite is the default)")
+        database = PostgresDatabase(args.database_url, recreate=args.recreate)
+    else:
+        database = SqliteFile()
+    try:
+        return run(args, database)
+    finally:
+        from django.conf import settings
+
+        if settings.configured:
+            from django.db import connections
+
+            connections.close_all()
+        database.drop()
+        print(f"Total {time.perf_counter() - started:.1f}s")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
