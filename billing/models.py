@@ -55,6 +55,8 @@ class Order(models.Model):
         NONE = "", _("None")
         SEATS_GONE = "seats_gone", _("Paid after expiry; the seats were sold to others")
         AMOUNT_MISMATCH = "amount_mismatch", _("Stripe reported a different amount or currency")
+        # A claim, held while one delivery of a late payment takes the seats again.
+        LATE_PAYMENT = "late_payment", _("Paid after expiry; taking the seats again")
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, models.CASCADE, verbose_name=_("organization"), related_name="+", db_index=False)

@@ -391,19 +391,7 @@ def order_payment_record(*, order: Order, payment_intent_id: str, amount: int, c
     now = timezone.now()
 
     if amount != order.total or currency != order.currency:
-        # Not silently accepted: the organizer sees it and decides (refund, or accept in the admin).
-        to = Order.Status.NEEDS_REVIEW if order.status == Order.Status.PENDING else Order.Status.REFUND_DUE
-        if order.status in {Order.Status.PENDING, Order.Status.EXPIRED, Order.Status.CANCELLED}:
-            if Order.objects.filter(pk=order.pk, status=order.status).update(
-                status=to, attention=Order.Attention.AMOUNT_MISMATCH
-            ):
-                audit_log_record(
-                    action="order.amount_mismatch",
-                    tenant_id=order.tenant_id,
-                    event_id=order.event_id,
-                    object_id=order.pk,
-                    data={"expected": [order.total, order.currency], "reported": [amount, currency]},
-                )
+        _mismatch_flag(order, amount=amount, currency=currency)
         order.refresh_from_db()
         return order
 
@@ -426,20 +414,53 @@ def order_payment_record(*, order: Order, payment_intent_id: str, amount: int, c
     return order
 
 
+def _mismatch_flag(order: Order, *, amount: int, currency: str) -> None:
+    """Not silently accepted: the organizer sees the order and decides (refund it, or accept it).
+
+    A pending order keeps its seats (needs review); one that already gave them back
+    is refund due. Re-read and retried when the sweep closes the order in between.
+    """
+    for _attempt in range(3):
+        if order.status not in {Order.Status.PENDING, Order.Status.EXPIRED, Order.Status.CANCELLED}:
+            return
+        to = Order.Status.NEEDS_REVIEW if order.status == Order.Status.PENDING else Order.Status.REFUND_DUE
+        if Order.objects.filter(pk=order.pk, status=order.status).update(
+            status=to, attention=Order.Attention.AMOUNT_MISMATCH
+        ):
+            audit_log_record(
+                action="order.amount_mismatch",
+                tenant_id=order.tenant_id,
+                event_id=order.event_id,
+                object_id=order.pk,
+                data={"expected": [order.total, order.currency], "reported": [amount, currency]},
+            )
+            return
+        order.refresh_from_db(fields=["status", "attention"])
+
+
 def _late_payment_accept(order: Order, *, now) -> None:
-    """A payment for an order that already gave its seats back: honour it if seats are free, else flag it."""
+    """A payment for an order that already gave its seats back: honour it if seats are free, else flag it.
+
+    The order is claimed first (attention "late_payment", a compare-and-set), so of
+    several deliveries arriving together only one takes seats: otherwise one could
+    take the last seats while another, finding none, sent the buyer to a refund.
+    """
     previous = order.status
+    claimed = Order.objects.filter(pk=order.pk, status=previous, attention="").update(
+        attention=Order.Attention.LATE_PAYMENT
+    )
+    if not claimed:
+        return
     failed = _reserve_lines(order.lines, reserve=seats_sell_unreserved, undo=seats_unsell)
+    mine = Order.objects.filter(pk=order.pk, status=previous, attention=Order.Attention.LATE_PAYMENT)
     if not failed:
-        if Order.objects.filter(pk=order.pk, status=previous).update(status=Order.Status.PAID, paid_at=now):
+        if mine.update(status=Order.Status.PAID, paid_at=now, attention=""):
             _paid_audit(order, late=True)
         else:
-            for line in order.lines:  # someone else moved it first: give these seats back
+            for line in order.lines:  # the order moved on meanwhile: give these seats back
                 seats_unsell(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
         return
-    if Order.objects.filter(pk=order.pk, status=previous).update(
-        status=Order.Status.REFUND_DUE, attention=Order.Attention.SEATS_GONE
-    ):
+    if mine.update(status=Order.Status.REFUND_DUE, attention=Order.Attention.SEATS_GONE):
         audit_log_record(
             action="order.refund_due",
             tenant_id=order.tenant_id,
