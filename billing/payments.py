@@ -14,6 +14,7 @@ Modes (settings.payment_mode):
 import hashlib
 import hmac
 import json
+import logging
 import time
 import uuid
 from functools import cache
@@ -22,6 +23,8 @@ import stripe
 from django.conf import settings
 
 from eventsaas.tasks import TransientError
+
+logger = logging.getLogger(__name__)
 
 TEST_ID_PREFIX = "localtest_"
 
@@ -104,8 +107,9 @@ def checkout_session_expire(*, session_id: str) -> None:
         return
     try:
         _call(stripe_client().v1.checkout.sessions.expire, session_id)
-    except PaymentProviderError:
-        pass
+    except (PaymentProviderError, TransientError) as exc:
+        # The order is closed already; if this session is still paid, the late-payment path handles it.
+        logger.info("Could not expire Checkout Session %s: %s", session_id, exc)
 
 
 def refund_create(*, order, amount: int, idempotency_key: str) -> dict:
@@ -176,7 +180,7 @@ def signature_header(payload: bytes, secret: str, timestamp: int | None = None) 
     return f"t={timestamp},v1={mac}"
 
 
-def test_payment_event(*, order, event_type: str = "checkout.session.completed") -> tuple[bytes, str]:
+def simulated_payment_event(*, order, event_type: str = "checkout.session.completed") -> tuple[bytes, str]:
     """A signed Stripe-shaped event for a test-mode order: (payload, Stripe-Signature)."""
     assert payment_mode() == "test", "test payments are only built when test mode is on"
     session = {

@@ -536,6 +536,9 @@ def order_review_accept(*, order: Order, acting_user) -> Order:
     )
     order.refresh_from_db()
     tickets_issue(order=order)
+    # A refund made while it was in review still counts: status and voided tickets follow it.
+    _refunds_apply(order)
+    order.refresh_from_db()
     enqueue_on_commit(_confirmation_task(), order_id=str(order.pk))
     return order
 
@@ -850,10 +853,10 @@ def webhook_events_requeue_stale(*, older_than_seconds: int = 300) -> int:
     return count
 
 
-def test_payment_complete(*, order: Order, paid: bool = True) -> WebhookEvent:
+def order_simulate_payment(*, order: Order, paid: bool = True) -> WebhookEvent:
     """Test-payment mode: pay (or abandon) the order through a locally signed event and the normal webhook path."""
     event_type = "checkout.session.completed" if paid else "checkout.session.expired"
-    payload, signature = payments.test_payment_event(order=order, event_type=event_type)
+    payload, signature = payments.simulated_payment_event(order=order, event_type=event_type)
     row, _created = webhook_receive(payload=payload, signature=signature)
     return row  # processed by the task once the transaction commits
 

@@ -243,7 +243,7 @@ def test_checkout(request, order):
         raise Http404
     if request.method == "POST" and order.status == order.Status.PENDING:
         paid = request.POST.get("action") == "pay"
-        services.test_payment_complete(order=order, paid=paid)
+        services.order_simulate_payment(order=order, paid=paid)
         return redirect(services.order_page_path(order) + ("?paid=1" if paid else ""))
     return render(
         request,

@@ -308,8 +308,10 @@ if TEST_PAYMENTS and STRIPE_SECRET_KEY:
     _payment_problems.append("TEST_PAYMENTS cannot be on while Stripe keys are configured")
 if TEST_PAYMENTS and IS_PRODUCTION:
     _payment_problems.append("TEST_PAYMENTS must be off in production")
-if ORDER_HOLD_MINUTES < 30:
-    _payment_problems.append("ORDER_HOLD_MINUTES must be at least 30 (Stripe Checkout's shortest session)")
+if not 30 <= ORDER_HOLD_MINUTES <= 1380:
+    _payment_problems.append(
+        "ORDER_HOLD_MINUTES must be between 30 and 1380 (a Stripe Checkout Session lives 30 minutes to 24 hours)"
+    )
 if _payment_problems:
     raise ImproperlyConfigured("Unsafe payment settings: " + "; ".join(_payment_problems))
 

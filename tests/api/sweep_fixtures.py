@@ -357,7 +357,7 @@ def paid_order(*, event: Event, ticket_type: TicketType, quantity: int, buyer_na
         ),
     )
     # The webhook task runs after commit, which a test transaction never reaches: process it here.
-    billing_services.webhook_event_process(webhook_event=billing_services.test_payment_complete(order=order))
+    billing_services.webhook_event_process(webhook_event=billing_services.order_simulate_payment(order=order))
     order.refresh_from_db()
     assert order.status == Order.Status.PAID, order.status
     return order

@@ -54,7 +54,7 @@ def pay(django_capture_on_commit_callbacks):
 
     def paid(order_id) -> Order:
         with django_capture_on_commit_callbacks(execute=True):
-            billing_services.test_payment_complete(order=Order.objects.get(pk=order_id))
+            billing_services.order_simulate_payment(order=Order.objects.get(pk=order_id))
         return Order.objects.get(pk=order_id)
 
     return paid

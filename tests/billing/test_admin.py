@@ -35,7 +35,7 @@ def paid_order(general, django_capture_on_commit_callbacks):
                 buyer_email="ann@example.com",
             ),
         )
-        services.test_payment_complete(order=order)
+        services.order_simulate_payment(order=order)
     order.refresh_from_db()
     return services.order_refund(order=order, acting_user=None, amount=2500)
 
@@ -165,7 +165,7 @@ def test_webhook_event_process_again_runs_a_failed_event(staff_client, general, 
         ),
     )
     # Stored but never processed (its task was lost), then marked failed as a worker would.
-    row = services.test_payment_complete(order=order)
+    row = services.order_simulate_payment(order=order)
     WebhookEvent.objects.filter(pk=row.pk).update(status=WebhookEvent.Status.FAILED, error="boom")
     done = WebhookEvent.objects.create(stripe_event_id="evt_done", type="charge.refunded", payload={}, status="ignored")
 

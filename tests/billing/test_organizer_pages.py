@@ -69,7 +69,7 @@ def buy(django_capture_on_commit_callbacks):
                 ),
             )
             if pay:
-                services.test_payment_complete(order=order)
+                services.order_simulate_payment(order=order)
         order.refresh_from_db()
         return order
 

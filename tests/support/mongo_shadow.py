@@ -73,7 +73,12 @@ class _EmptyCursor:
 
 
 def _no_io_patches():
-    """Replace the backend's I/O with stubs that still build everything they would send."""
+    """Replace the backend's I/O with stubs that still build everything they would send.
+
+    Installed once for the whole run and active only in a thread that is shadow
+    compiling (`_state` is per thread); any other caller gets the real method.
+    Patching around each query instead would let threads undo each other's patches.
+    """
     from django_mongodb_backend import compiler as mongo_compiler
     from django_mongodb_backend.query import MongoQuery
 
@@ -81,16 +86,23 @@ def _no_io_patches():
         self.get_pipeline()
         return _EmptyCursor()
 
-    return [
-        mock.patch.object(MongoQuery, "get_cursor", get_cursor),
-        mock.patch.object(MongoQuery, "delete", lambda self: 0),
-        mock.patch.object(
-            mongo_compiler.SQLInsertCompiler,
-            "insert",
-            lambda self, docs, returning_fields=None: [(None,)] * len(docs) if returning_fields else [],
-        ),
-        mock.patch.object(mongo_compiler.SQLUpdateCompiler, "update", lambda self, criteria, pipeline: 0),
+    def insert(self, docs, returning_fields=None):
+        return [(None,)] * len(docs) if returning_fields else []
+
+    stubs = [
+        (MongoQuery, "get_cursor", get_cursor),
+        (MongoQuery, "delete", lambda self: 0),
+        (mongo_compiler.SQLInsertCompiler, "insert", insert),
+        (mongo_compiler.SQLUpdateCompiler, "update", lambda self, criteria, pipeline: 0),
     ]
+    return [mock.patch.object(cls, name, _while_shadowing(getattr(cls, name), stub)) for cls, name, stub in stubs]
+
+
+def _while_shadowing(original, stub):
+    def method(self, *args, **kwargs):
+        return (stub if _state.shadowing else original)(self, *args, **kwargs)
+
+    return method
 
 
 def _user_stack() -> str:
@@ -121,10 +133,7 @@ def compile_for_mongodb(sql_compiler, method: str, args, kwargs) -> None:
         connections[SHADOW_ALIAS] = shadow_connection()
         query = sql_compiler.query.clone()
         mongo = query.get_compiler(using=SHADOW_ALIAS, elide_empty=sql_compiler.elide_empty)
-        with ExitStack() as stack:
-            for patch in _no_io_patches():
-                stack.enter_context(patch)
-            getattr(mongo, method)(*args, **kwargs)
+        getattr(mongo, method)(*args, **kwargs)
     except (EmptyResultSet, FullResultSet):
         pass
     except Exception as exc:  # noqa: BLE001 - every failure is the finding
@@ -158,6 +167,8 @@ _COMPILERS = [sql.SQLCompiler, sql.SQLInsertCompiler, sql.SQLUpdateCompiler, sql
 def installed():
     """Shadow-compile every query for as long as the block runs."""
     with ExitStack() as stack:
+        for patch in _no_io_patches():
+            stack.enter_context(patch)
         for cls in _COMPILERS:
             if "execute_sql" in cls.__dict__:
                 stack.enter_context(_wrap(cls))
