@@ -258,10 +258,10 @@ def deliveries_for(orders, args, rng: random.Random) -> tuple[list, set]:
     late = {order.pk for order in rng.sample(orders, round(len(orders) * args.expired_share))}
     deliveries = []
     for order in orders:
-        completed = payments.test_payment_event(order=order)
+        completed = payments.simulated_payment_event(order=order)
         deliveries += [("completed", order.pk, *completed)] * rng.randint(2, args.redeliveries)
         if order.pk in late:
-            expired = payments.test_payment_event(order=order, event_type="checkout.session.expired")
+            expired = payments.simulated_payment_event(order=order, event_type="checkout.session.expired")
             deliveries += [("expired", order.pk, *expired)] * rng.randint(1, 2)
     rng.shuffle(deliveries)
     # Stripe sends an expiry before the payment of a session paid at the last moment: put it first.
