@@ -5,9 +5,10 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from billing.services import CheckoutItem, CheckoutRequest, money_format
+from eventsaas.forms import EventQuestionsMixin
 
 
-class ShopForm(forms.Form):
+class ShopForm(EventQuestionsMixin, forms.Form):
     """Quantities per ticket type, the buyer, a name per ticket (when asked for) and the event's questions.
 
     Seats are not checked here: the remaining count shown may be stale by the time
@@ -64,18 +65,7 @@ class ShopForm(forms.Form):
             )
             # The browser offers what can be had now; IntegerField would set the per-order maximum.
             field.widget.attrs["max"] = limit
-        self.question_keys = []
-        for question in questions:
-            name = f"q_{question['key']}"
-            self.question_keys.append((name, question["key"]))
-            if question.get("choices"):
-                self.fields[name] = forms.ChoiceField(
-                    label=question["label"],
-                    required=False,
-                    choices=[("", "—")] + [(choice, choice) for choice in question["choices"]],
-                )
-            else:
-                self.fields[name] = forms.CharField(label=question["label"], required=False, max_length=500)
+        self.add_question_fields(questions)
 
     @staticmethod
     def quantity_name(ticket_type) -> str:
@@ -85,10 +75,6 @@ class ShopForm(forms.Form):
     def ticket_rows(self) -> list[tuple]:
         """(ticket type, its quantity field, formatted price) in the shop's order."""
         return [(t, self[self.quantity_name(t)], money_format(t.price, t.currency)) for t in self.ticket_types]
-
-    @property
-    def question_fields(self):
-        return [self[name] for name, _key in self.question_keys]
 
     def clean_code(self):
         return self.cleaned_data["code"].strip()
@@ -129,7 +115,7 @@ class ShopForm(forms.Form):
             buyer_email=data["buyer_email"],
             attendee_names=self._names(data.get("attendees", "")),
             dietary=data.get("dietary", ""),
-            answers={key: data[name] for name, key in self.question_keys if data.get(name)},
+            answers=self.answers(),
             access_code=data.get("code", ""),
             language=language,
         )

@@ -571,49 +571,43 @@ def order_refund(*, order: Order, acting_user, amount: int | None = None) -> Ord
         )
     except (payments.PaymentProviderError, payments.TransientError) as exc:
         raise ValidationError({"amount": _("Stripe did not accept the refund: %(error)s") % {"error": exc}}) from exc
-    _ledger_book(
-        order=order,
-        kind=LedgerEntry.Kind.REFUND,
-        amount=refund["amount"],
-        currency=refund["currency"],
-        stripe_object_id=refund["id"],
-    )
-    audit_log_record(
-        action="order.refunded",
-        tenant_id=order.tenant_id,
-        event_id=order.event_id,
-        actor_user=acting_user,
-        object_id=order.pk,
-        data={"amount": refund["amount"], "currency": refund["currency"], "refund": refund["id"]},
-    )
+    _refund_book(order=order, refund=refund, acting_user=acting_user)
     _amounts_sync(order)
     _refunds_apply(order)
     order.refresh_from_db()
     return order
 
 
+def _refund_book(*, order: Order, refund: dict, acting_user=None, by_stripe: bool = False) -> bool:
+    """Book one Stripe refund in the ledger and the audit log, once (unique on the refund id)."""
+    booked = _ledger_book(
+        order=order,
+        kind=LedgerEntry.Kind.REFUND,
+        amount=refund["amount"],
+        currency=refund["currency"],
+        stripe_object_id=refund["id"],
+    )
+    if booked:
+        audit_log_record(
+            action="order.refunded",
+            tenant_id=order.tenant_id,
+            event_id=order.event_id,
+            actor_user=acting_user,
+            object_id=order.pk,
+            data={
+                "amount": refund["amount"],
+                "currency": refund["currency"],
+                "refund": refund["id"],
+                "by": "stripe" if by_stripe else "organizer",
+            },
+        )
+    return booked
+
+
 def order_refunds_sync(*, order: Order) -> Order:
     """Stripe says the charge was refunded (maybe from its dashboard): book every refund it knows, then apply."""
     for refund in payments.refunds_list(payment_intent_id=order.stripe_payment_intent_id):
-        if _ledger_book(
-            order=order,
-            kind=LedgerEntry.Kind.REFUND,
-            amount=refund["amount"],
-            currency=refund["currency"],
-            stripe_object_id=refund["id"],
-        ):
-            audit_log_record(
-                action="order.refunded",
-                tenant_id=order.tenant_id,
-                event_id=order.event_id,
-                object_id=order.pk,
-                data={
-                    "amount": refund["amount"],
-                    "currency": refund["currency"],
-                    "refund": refund["id"],
-                    "by": "stripe",
-                },
-            )
+        _refund_book(order=order, refund=refund, by_stripe=True)
     _amounts_sync(order)
     _refunds_apply(order)
     order.refresh_from_db()

@@ -1,5 +1,6 @@
 """Form helpers shared by the page views."""
 
+from django import forms
 from django.core.exceptions import ValidationError
 
 
@@ -8,3 +9,32 @@ def add_service_errors(form, error: ValidationError) -> None:
     by_field = error.error_dict if hasattr(error, "error_dict") else {None: error.error_list}
     for field, errors in by_field.items():
         form.add_error(field if field in form.fields else None, errors)
+
+
+class EventQuestionsMixin:
+    """Form fields for an event's custom questions (`q_<key>`), and the answers keyed by question key.
+
+    Shared by the RSVP form and the ticket shop: a question with choices is a
+    select, one without is free text; answers are optional.
+    """
+
+    def add_question_fields(self, questions) -> None:
+        self.question_keys = []
+        for question in questions:
+            name = f"q_{question['key']}"
+            self.question_keys.append((name, question["key"]))
+            if question.get("choices"):
+                self.fields[name] = forms.ChoiceField(
+                    label=question["label"],
+                    required=False,
+                    choices=[("", "—")] + [(choice, choice) for choice in question["choices"]],
+                )
+            else:
+                self.fields[name] = forms.CharField(label=question["label"], required=False, max_length=500)
+
+    @property
+    def question_fields(self):
+        return [self[name] for name, _key in self.question_keys]
+
+    def answers(self) -> dict:
+        return {key: self.cleaned_data[name] for name, key in self.question_keys if self.cleaned_data.get(name)}

@@ -1,6 +1,7 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from eventsaas.forms import EventQuestionsMixin
 from guests.codes import CODE_LENGTH
 
 
@@ -25,7 +26,7 @@ class GuestLoginForm(forms.Form):
 ATTENDING_CHOICES = [("yes", _("Yes, we are coming")), ("no", _("Sorry, I can't come"))]
 
 
-class RsvpForm(forms.Form):
+class RsvpForm(EventQuestionsMixin, forms.Form):
     attending = forms.ChoiceField(label=_("Are you coming?"), choices=ATTENDING_CHOICES, widget=forms.RadioSelect)
     num_guests = forms.IntegerField(
         label=_("How many people are coming, you included?"), min_value=0, max_value=50, required=False
@@ -44,28 +45,10 @@ class RsvpForm(forms.Form):
     def __init__(self, *args, members=(), questions=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["absent"].choices = [(str(m.pk), m.full_name) for m in members]
-        self.question_keys = []
-        for question in questions:
-            name = f"q_{question['key']}"
-            self.question_keys.append((name, question["key"]))
-            if question.get("choices"):
-                self.fields[name] = forms.ChoiceField(
-                    label=question["label"],
-                    required=False,
-                    choices=[("", "—")] + [(c, c) for c in question["choices"]],
-                )
-            else:
-                self.fields[name] = forms.CharField(label=question["label"], required=False, max_length=500)
+        self.add_question_fields(questions)
 
     def clean(self):
         cleaned = super().clean()
         if cleaned.get("attending") == "yes" and not cleaned.get("num_guests"):
             self.add_error("num_guests", _("Tell us how many of you are coming (at least 1)."))
         return cleaned
-
-    @property
-    def question_fields(self):
-        return [self[name] for name, _key in self.question_keys]
-
-    def answers(self) -> dict:
-        return {key: self.cleaned_data.get(name, "") for name, key in self.question_keys if self.cleaned_data.get(name)}
