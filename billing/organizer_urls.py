@@ -13,5 +13,6 @@ urlpatterns = [
     path(prefix + "orders/<uuid:order_id>/", views.order_detail, name="order"),
     path(prefix + "orders/<uuid:order_id>/refund/", views.order_refund, name="order-refund"),
     path(prefix + "orders/<uuid:order_id>/accept/", views.order_accept, name="order-accept"),
+    path(prefix + "orders/<uuid:order_id>/resend/", views.order_resend, name="order-resend"),
     path(prefix + "check-in/", views.check_in, name="check-in"),
 ]

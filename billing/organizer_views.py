@@ -165,6 +165,19 @@ def order_accept(request, event_id, order_id):
     return redirect("billing_organizer:order", tenant_slug=request.tenant.slug, event_id=event.pk, order_id=order.pk)
 
 
+@require_POST
+def order_resend(request, event_id, order_id):
+    event = _ticketed_event(request, event_id)
+    order = _order_of(request, event, order_id)
+    try:
+        services.order_confirmation_resend(order=order, acting_user=request.user)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    else:
+        messages.success(request, _("The tickets email is on its way to %(email)s.") % {"email": order.buyer_email})
+    return redirect("billing_organizer:order", tenant_slug=request.tenant.slug, event_id=event.pk, order_id=order.pk)
+
+
 # --- Check-in -------------------------------------------------------------------------------------
 
 

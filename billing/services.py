@@ -543,6 +543,23 @@ def order_review_accept(*, order: Order, acting_user) -> Order:
     return order
 
 
+def order_confirmation_resend(*, order: Order, acting_user) -> None:
+    """Send the tickets email again (the buyer lost it, or gave a wrong address that was corrected)."""
+    if not order.is_paid:
+        raise ValidationError(_("Only a paid order has tickets to send."))
+    # Reopen the email's claim; the task claims it again, so two clicks still send one email.
+    Order.objects.filter(pk=order.pk).update(confirmation_sent_at=None, confirmation_claimed_at=None)
+    audit_log_record(
+        action="order.confirmation_resent",
+        tenant_id=order.tenant_id,
+        event_id=order.event_id,
+        actor_user=acting_user,
+        object_id=order.pk,
+        data={"to": order.buyer_email},
+    )
+    enqueue_on_commit(_confirmation_task(), order_id=str(order.pk))
+
+
 # --- Refunds --------------------------------------------------------------------------
 
 

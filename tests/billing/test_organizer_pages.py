@@ -212,6 +212,32 @@ def test_full_refund_from_the_page_voids_every_ticket_and_frees_the_seats(owner_
     assert AuditLog.objects.get(action="order.refunded", object_id=order.pk).actor_user == owner
 
 
+def test_the_tickets_email_can_be_sent_again_once_per_click(
+    owner_client, owner, concert, general, buy, mailoutbox, django_capture_on_commit_callbacks
+):
+    order = buy(concert, (general, 2))
+    assert [m.to for m in mailoutbox] == [["ann@example.com"]]
+    page = owner_client.get(_order_url("billing_organizer:order", order)).content.decode()
+    assert _order_url("billing_organizer:order-resend", order) in page
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = owner_client.post(_order_url("billing_organizer:order-resend", order))
+
+    assert response.status_code == 302
+    assert [m.to for m in mailoutbox] == [["ann@example.com"], ["ann@example.com"]]
+    assert len(mailoutbox[1].attachments) == 2  # one QR code per ticket
+    assert AuditLog.objects.get(action="order.confirmation_resent", object_id=order.pk).actor_user == owner
+
+
+def test_an_unpaid_order_has_no_tickets_email_to_resend(owner_client, concert, general, buy, mailoutbox):
+    order = buy(concert, (general, 1), pay=False)
+
+    response = owner_client.post(_order_url("billing_organizer:order-resend", order), follow=True)
+
+    assert "Only a paid order has tickets to send." in response.content.decode()
+    assert mailoutbox == []
+
+
 def test_partial_refund_typed_as_a_decimal_voids_the_tickets_it_covers(owner_client, concert, general, buy):
     order = buy(concert, (general, 2))
 
@@ -585,6 +611,7 @@ CASES = [
     Case("order", "GET", "orders/{order}/"),
     Case("order_refund", "POST", "orders/{order}/refund/", {"amount": ""}),
     Case("order_accept", "POST", "orders/{review}/accept/"),
+    Case("order_resend", "POST", "orders/{order}/resend/"),
     Case("check_in", "GET", "check-in/"),
     Case("check_in", "POST", "check-in/", lambda w: {"code": w.ticket.code}, check_in=True, ok_status=200),
 ]
