@@ -265,12 +265,12 @@ def test_validation_errors_are_not_saved_under_the_key(client, fake_stripe):
 
 def test_concurrent_requests(client, fake_stripe):
     results, errors = [], []
+    # Built once: session_params() reads the clock, and a retried key must carry the very same parameters.
+    params = session_params()
 
     def create(key):
         try:
-            results.append(
-                client.v1.checkout.sessions.create(params=session_params(), options={"idempotency_key": key})
-            )
+            results.append(client.v1.checkout.sessions.create(params=params, options={"idempotency_key": key}))
         except Exception as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
