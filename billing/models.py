@@ -86,6 +86,8 @@ class Order(models.Model):
     expires_at = models.DateTimeField(_("expires at"))
     paid_at = models.DateTimeField(_("paid at"), null=True, blank=True)
     closed_at = models.DateTimeField(_("expired or cancelled at"), null=True, blank=True)
+    # Set when the organizers were emailed that the order needs them (refund due, needs review).
+    attention_notified_at = models.DateTimeField(_("organizers notified at"), null=True, blank=True)
     confirmation_claimed_at = models.DateTimeField(_("confirmation email claimed at"), null=True, blank=True)
     confirmation_sent_at = models.DateTimeField(_("confirmation email sent at"), null=True, blank=True)
 

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.db.models import Q
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
@@ -72,3 +73,43 @@ def _send(order: Order) -> None:
         image.add_header("Content-Disposition", "inline", filename=f"ticket-{ticket.display_code}.png")
         email.attach(image)
     email.send()
+
+
+def order_attention_notify(*, order: Order) -> bool:
+    """Tell the organizers, once, that money arrived for an order that issued no tickets (refund due, review)."""
+    from billing.services import money_format
+    from tenants.selectors import event_organizer_emails
+
+    if order.status not in {Order.Status.REFUND_DUE, Order.Status.NEEDS_REVIEW}:
+        return False
+    now = timezone.now()
+    if not Order.objects.filter(pk=order.pk, attention_notified_at__isnull=True).update(attention_notified_at=now):
+        return False
+    event = order.event
+    recipients = event_organizer_emails(tenant=event.tenant, contact_email=event.contact_email)
+    if not recipients:
+        return False
+    path = reverse(
+        "billing_organizer:order",
+        kwargs={"tenant_slug": event.tenant.slug, "event_id": event.pk, "order_id": order.pk},
+    )
+    try:
+        with translation.override(event.language), timezone.override(event.tzinfo):
+            context = {
+                "event": event,
+                "order": order,
+                "paid": money_format(order.paid_amount, order.currency),
+                "order_url": settings.SITE_URL + path,
+            }
+            subject = _("An order for %(event)s needs you") % {"event": event.name}
+            text = render_to_string("emails/order_attention.txt", context)
+            html = render_to_string("emails/order_attention.html", context)
+        email = EmailMultiAlternatives(
+            subject=subject, body=text, from_email=settings.DEFAULT_FROM_EMAIL, to=recipients
+        )
+        email.attach_alternative(html, "text/html")
+        email.send()
+    except Exception:
+        Order.objects.filter(pk=order.pk, attention_notified_at=now).update(attention_notified_at=None)
+        raise
+    return True

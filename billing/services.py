@@ -434,6 +434,7 @@ def _mismatch_flag(order: Order, *, amount: int, currency: str) -> None:
                 object_id=order.pk,
                 data={"expected": [order.total, order.currency], "reported": [amount, currency]},
             )
+            _attention_notify(order)
             return
         order.refresh_from_db(fields=["status", "attention"])
 
@@ -468,6 +469,13 @@ def _late_payment_accept(order: Order, *, now) -> None:
             object_id=order.pk,
             data={"reason": "seats_gone", "sold_out_ticket_types": failed},
         )
+        _attention_notify(order)
+
+
+def _attention_notify(order: Order) -> None:
+    from billing.tasks import order_attention_notify_task
+
+    enqueue_on_commit(order_attention_notify_task, order_id=str(order.pk))
 
 
 def _paid_audit(order: Order, *, late: bool) -> None:

@@ -34,3 +34,12 @@ def order_confirmation_send_task(*, order_id: str) -> bool:
     if order is None:
         return False
     return notifications.order_confirmation_send(order=order)
+
+
+@shared_task(name="billing.order_attention_notify")
+def order_attention_notify_task(*, order_id: str) -> bool:
+    """Email the organizers that an order needs a refund or a review, once."""
+    order = Order.objects.select_related("event", "event__tenant").filter(pk=order_id).first()
+    if order is None:
+        return False
+    return notifications.order_attention_notify(order=order)

@@ -30,7 +30,7 @@ from django.utils.translation import gettext_lazy as _
 
 from events.models import Event
 from guests.models import Guest, GuestMessage
-from tenants.models import Membership, Role
+from tenants.selectors import event_organizer_emails
 
 logger = logging.getLogger(__name__)
 
@@ -258,15 +258,7 @@ def reminders_send(*, now=None) -> int:
 
 
 def digest_recipients(*, event: Event) -> list[str]:
-    emails = list(
-        Membership.objects.for_tenant(event.tenant)
-        .filter(role__in=[Role.OWNER, Role.ADMIN])
-        .exclude(user__email="")
-        .values_list("user__email", flat=True)
-    )
-    if event.contact_email:
-        emails.append(event.contact_email)
-    return sorted({e.lower() for e in emails})
+    return event_organizer_emails(tenant=event.tenant, contact_email=event.contact_email)
 
 
 def digest_since(*, event: Event):

@@ -1,6 +1,6 @@
 from django.http import Http404
 
-from tenants.models import Invitation, Membership, Tenant
+from tenants.models import Invitation, Membership, Role, Tenant
 
 
 def membership_for(*, user, tenant_slug: str) -> Membership:
@@ -35,3 +35,16 @@ def invitation_by_token(*, token: str) -> Invitation:
     if invitation is None:
         raise Http404("No such invitation")
     return invitation
+
+
+def event_organizer_emails(*, tenant, contact_email: str = "") -> list[str]:
+    """Who hears about an event: the organization's owners and admins, plus the event's contact address."""
+    emails = list(
+        Membership.objects.for_tenant(tenant)
+        .filter(role__in=[Role.OWNER, Role.ADMIN])
+        .exclude(user__email="")
+        .values_list("user__email", flat=True)
+    )
+    if contact_email:
+        emails.append(contact_email)
+    return sorted({email.lower() for email in emails})
