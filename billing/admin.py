@@ -14,8 +14,8 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from billing.models import LedgerEntry, Order, Ticket, WebhookEvent
-from billing.services import money_format
 from billing.tasks import webhook_event_process_task
+from eventsaas.money import money_format
 from eventsaas.tasks import enqueue_on_commit
 from guests.codes import normalize_code
 

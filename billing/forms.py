@@ -4,8 +4,9 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from billing.services import CheckoutItem, CheckoutRequest, money_format
+from billing.services import CheckoutItem, CheckoutRequest
 from eventsaas.forms import EventQuestionsMixin
+from eventsaas.money import money_format
 
 
 class ShopForm(EventQuestionsMixin, forms.Form):

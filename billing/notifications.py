@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 
 from billing.models import Order, Ticket
 from billing.qr import qr_png
+from eventsaas.money import money_format
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ def order_confirmation_send(*, order: Order) -> bool:
 
 
 def _send(order: Order) -> None:
-    from billing.services import money_format, order_page_path
+    from billing.services import order_page_path
 
     event = order.event
     tickets = list(Ticket.objects.filter(order_id=order.pk, status=Ticket.Status.VALID).select_related("ticket_type"))
@@ -77,7 +78,6 @@ def _send(order: Order) -> None:
 
 def order_attention_notify(*, order: Order) -> bool:
     """Tell the organizers, once, that money arrived for an order that issued no tickets (refund due, review)."""
-    from billing.services import money_format
     from tenants.selectors import event_organizer_emails
 
     if order.status not in {Order.Status.REFUND_DUE, Order.Status.NEEDS_REVIEW}:

@@ -17,8 +17,10 @@ from django.views.decorators.http import require_http_methods, require_POST
 from billing import selectors, services
 from billing.forms_organizer import CheckInForm, RefundForm
 from billing.models import Order
+from billing.views import order_lines
 from events.selectors import event_get
 from eventsaas.forms import add_service_errors
+from eventsaas.money import money_format
 from guests.codes import normalize_code
 from tenants.middleware import check_in_view
 
@@ -42,10 +44,6 @@ def _order_of(request, event, order_id) -> Order:
     return order
 
 
-def _money(amount: int, currency: str) -> str:
-    return services.money_format(amount, currency)
-
-
 # --- Orders ---------------------------------------------------------------------------------------
 
 
@@ -61,7 +59,7 @@ def order_list(request, event_id):
         status, orders = "", selectors.order_list(event=event)
     page = Paginator(orders, ORDERS_PAGE_SIZE).get_page(request.GET.get("page"))
     for order in page:
-        order.total_display = _money(order.total, order.currency)
+        order.total_display = money_format(order.total, order.currency)
         order.needs_attention = order.status in ATTENTION_STATUSES
     filters = [
         {"value": "", "label": _("All"), "count": sum(counts.values())},
@@ -81,17 +79,9 @@ def _order_page(request, event, order, *, refund_form=None, status=200):
     prefetch_related_objects(tickets, "checked_in_by")
     ledger = selectors.order_ledger(order=order)
     for entry in ledger:
-        entry.amount_display = _money(entry.amount, entry.currency)
+        entry.amount_display = money_format(entry.amount, entry.currency)
     type_names = {line["ticket_type"]: line["name"] for line in order.lines}
-    lines = [
-        {
-            "name": line["name"],
-            "quantity": line["quantity"],
-            "unit_price": _money(line["unit_price"], order.currency),
-            "subtotal": _money(line["unit_price"] * line["quantity"], order.currency),
-        }
-        for line in order.lines
-    ]
+    lines = order_lines(order)
     attendees = [
         {"seat": seat, "name": attendee.get("name", ""), "ticket_type": type_names.get(attendee.get("ticket_type"), "")}
         for seat, attendee in enumerate(order.attendees, start=1)
@@ -110,10 +100,10 @@ def _order_page(request, event, order, *, refund_form=None, status=200):
         "ledger": ledger,
         "audit": audit,
         "amounts": {
-            "total": _money(order.total, order.currency),
-            "paid": _money(order.paid_amount, order.currency),
-            "refunded": _money(order.refunded_amount, order.currency),
-            "refundable": _money(order.refundable_amount, order.currency),
+            "total": money_format(order.total, order.currency),
+            "paid": money_format(order.paid_amount, order.currency),
+            "refunded": money_format(order.refunded_amount, order.currency),
+            "refundable": money_format(order.refundable_amount, order.currency),
         },
         "needs_attention": order.status in ATTENTION_STATUSES,
         "can_refund": can_refund,
@@ -142,7 +132,7 @@ def order_refund(request, event_id, order_id):
             messages.success(
                 request,
                 _("Refunded; %(amount)s refunded in total.")
-                % {"amount": _money(refunded.refunded_amount, refunded.currency)},
+                % {"amount": money_format(refunded.refunded_amount, refunded.currency)},
             )
             return redirect(
                 "billing_organizer:order", tenant_slug=request.tenant.slug, event_id=event.pk, order_id=order.pk

@@ -31,6 +31,7 @@ from billing.models import LedgerEntry, Order, Ticket, WebhookEvent
 from events.models import Event, TicketType
 from events.services import event_answers_clean
 from eventsaas.db import atomic
+from eventsaas.money import money_format
 from eventsaas.tasks import TransientError, enqueue_on_commit
 from guests.codes import normalize_code
 from tenants.services import audit_log_record
@@ -878,18 +879,3 @@ def order_simulate_payment(*, order: Order, paid: bool = True) -> WebhookEvent:
     payload, signature = payments.simulated_payment_event(order=order, event_type=event_type)
     row, _created = webhook_receive(payload=payload, signature=signature)
     return row  # processed by the task once the transaction commits
-
-
-# --- Money formatting -----------------------------------------------------------------
-
-# ISO 4217 currencies Stripe counts in whole units (no cents).
-ZERO_DECIMAL_CURRENCIES = frozenset("bif clp djf gnf jpy kmf krw mga pyg rwf ugx vnd vuv xaf xof xpf".split())
-
-
-def money_format(amount: int, currency: str) -> str:
-    """2500, "eur" -> "25.00 EUR"; integer arithmetic only."""
-    if currency.lower() in ZERO_DECIMAL_CURRENCIES:
-        return f"{amount} {currency.upper()}"
-    sign = "-" if amount < 0 else ""
-    whole, cents = divmod(abs(amount), 100)
-    return f"{sign}{whole}.{cents:02d} {currency.upper()}"

@@ -23,6 +23,7 @@ from billing.throttling import RETRY_AFTER_SECONDS, checkout_is_throttled
 from events.models import Event
 from events.selectors import event_on_sale
 from eventsaas.forms import add_service_errors
+from eventsaas.money import money_format
 
 logger = logging.getLogger(__name__)
 
@@ -172,13 +173,14 @@ def _in_order_language(view):
     return wrapper
 
 
-def _order_lines(order) -> list[dict]:
+def order_lines(order) -> list[dict]:
+    """The order's lines with their amounts as text, for the buyer's and the organizer's pages."""
     return [
         {
             "name": line["name"],
             "quantity": line["quantity"],
-            "unit_price": services.money_format(line["unit_price"], order.currency),
-            "amount": services.money_format(line["quantity"] * line["unit_price"], order.currency),
+            "unit_price": money_format(line["unit_price"], order.currency),
+            "amount": money_format(line["quantity"] * line["unit_price"], order.currency),
         }
         for line in order.lines
     ]
@@ -201,10 +203,10 @@ def order_page(request, order):
         {
             "order": order,
             "event": order.event,
-            "lines": _order_lines(order),
+            "lines": order_lines(order),
             "tickets": [(ticket, qr_svg(ticket.code) if ticket.is_valid else "") for ticket in tickets],
-            "total": services.money_format(order.total, order.currency),
-            "refunded": services.money_format(order.refunded_amount, order.currency),
+            "total": money_format(order.total, order.currency),
+            "refunded": money_format(order.refunded_amount, order.currency),
             "waiting": waiting,
             "cancel_url": services.order_cancel_path(order),
         },
@@ -228,8 +230,8 @@ def order_cancel(request, order):
         {
             "order": order,
             "event": order.event,
-            "lines": _order_lines(order),
-            "total": services.money_format(order.total, order.currency),
+            "lines": order_lines(order),
+            "total": money_format(order.total, order.currency),
             "order_url": services.order_page_path(order),
         },
     )
@@ -251,8 +253,8 @@ def test_checkout(request, order):
         {
             "order": order,
             "event": order.event,
-            "lines": _order_lines(order),
-            "total": services.money_format(order.total, order.currency),
+            "lines": order_lines(order),
+            "total": money_format(order.total, order.currency),
             "order_url": services.order_page_path(order),
             "cancel_url": services.order_cancel_path(order),
         },

@@ -3,9 +3,9 @@ from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
-from billing.services import money_format
 from events import services
 from events.models import Event, TicketType
+from eventsaas.money import money_format
 
 
 @admin.register(Event)

@@ -5,9 +5,10 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from billing.forms_organizer import CURRENCY_CHOICES, AmountField, amount_to_minor_units, minor_units_to_text
 from events.models import Event, TicketType, known_timezones
 from events.services import questions_from_text, questions_to_text
+from eventsaas.forms import AmountField
+from eventsaas.money import CURRENCY_CHOICES, amount_to_minor_units, minor_units_to_text
 
 LOCAL_DATETIME_FIELDS = ("starts_at", "ends_at", "rsvp_deadline")
 

@@ -6,11 +6,11 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from billing.selectors import sales_summary
-from billing.services import money_format
 from events import selectors, services
 from events.forms import EventForm, TicketTypeForm
 from events.models import TicketType
 from eventsaas.forms import add_service_errors
+from eventsaas.money import money_format
 from guests.selectors import event_stats
 
 

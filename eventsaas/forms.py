@@ -3,6 +3,8 @@
 from django import forms
 from django.core.exceptions import ValidationError
 
+from eventsaas.money import amount_parse
+
 
 def add_service_errors(form, error: ValidationError) -> None:
     """Show a service's ValidationError on the form: on its field when the form has it, else above the form."""
@@ -38,3 +40,16 @@ class EventQuestionsMixin:
 
     def answers(self) -> dict:
         return {key: self.cleaned_data[name] for name, key in self.question_keys if self.cleaned_data.get(name)}
+
+
+class AmountField(forms.CharField):
+    """A decimal amount as typed; the form converts it to minor units once it knows the currency."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_length", 20)
+        super().__init__(**kwargs)
+        self.widget.attrs.update({"inputmode": "decimal", "autocomplete": "off"})
+
+    def clean(self, value):
+        text = super().clean(value)  # required and max_length apply to the text typed
+        return None if text in self.empty_values else amount_parse(text)

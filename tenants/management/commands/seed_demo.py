@@ -14,9 +14,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import slugify
 
-from billing.services import money_format
 from events.models import Event, TicketType
 from events.services import event_create, ticket_type_create
+from eventsaas.money import money_format
 from guests.models import Guest
 from guests.services import guest_create, guest_group_connect
 from tenants.models import Membership, Role, Tenant
