@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 from billing import selectors, services
 from billing.models import LedgerEntry, Order, Ticket
 from billing.throttling import RETRY_AFTER_SECONDS, checkout_is_throttled
-from events.apis import public_ticketed_event
+from events.selectors import event_on_sale
 from eventsaas.api import (
     BAD_REQUEST,
     ERROR,
@@ -237,7 +237,7 @@ class CheckoutApi(APIView):
                 status=status.HTTP_429_TOO_MANY_REQUESTS,
                 headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
             )
-        event = public_ticketed_event(event_id)
+        event = event_on_sale(event_id=event_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         body = data.validated_data

@@ -20,9 +20,9 @@ from billing import payments, selectors, services
 from billing.forms import ShopForm
 from billing.qr import qr_svg
 from billing.throttling import RETRY_AFTER_SECONDS, checkout_is_throttled
-from events.models import Event
 from events.selectors import event_on_sale
 from eventsaas.forms import add_service_errors
+from eventsaas.i18n import visitor_language
 from eventsaas.money import money_format
 
 logger = logging.getLogger(__name__)
@@ -40,23 +40,7 @@ def stripe_webhook(request):
     return HttpResponse(status=200)
 
 
-def _buyer_language(request, language: str) -> str:
-    """The same rule as the guest pages: an explicit choice (the switcher's cookie) wins over the event's."""
-    chosen = request.COOKIES.get(settings.LANGUAGE_COOKIE_NAME)
-    if chosen in dict(settings.LANGUAGES):
-        return chosen
-    return language
-
-
 # --- The shop -------------------------------------------------------------------------
-
-
-def _shop_event(event_id) -> Event:
-    """A published ticketed event; drafts, archived and invite-only events do not exist for the public."""
-    event = event_on_sale(event_id=event_id)
-    if event is None:
-        raise Http404
-    return event
 
 
 def _sold_out_message(ticket_types) -> list[str]:
@@ -80,8 +64,8 @@ def _sold_out_message(ticket_types) -> list[str]:
 @require_http_methods(["GET", "POST"])
 def shop(request, event_id):
     """The public page of a ticketed event: what is on sale, and the form that starts checkout."""
-    event = _shop_event(event_id)
-    language = _buyer_language(request, event.language)
+    event = event_on_sale(event_id=event_id)
+    language = visitor_language(request, event.language)
     with translation.override(language):
         return _shop_page(request, event, language)
 
@@ -167,7 +151,7 @@ def _in_order_language(view):
     @functools.wraps(view)
     def wrapper(request, order_id, token):
         order = _buyer_order(order_id, token)
-        with translation.override(_buyer_language(request, order.language or order.event.language)):
+        with translation.override(visitor_language(request, order.language or order.event.language)):
             return view(request, order)
 
     return wrapper

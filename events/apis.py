@@ -276,14 +276,6 @@ MAX_PRICE = 99_999_999
 MAX_CAPACITY = 1_000_000
 
 
-def public_ticketed_event(event_id) -> Event:
-    """A published ticketed event, for the public shop endpoints; anything else is a 404 (drafts included)."""
-    event = selectors.event_on_sale(event_id=event_id)
-    if event is None:
-        raise exceptions.NotFound()
-    return event
-
-
 def organizer_ticket_type(request, ticket_type_id, *, write: bool = False) -> TicketType:
     """A ticket type of one of the token's organizations (another organization's is a 404), role checked."""
     ticket_type = TicketType.objects.filter(pk=ticket_type_id, tenant_id__in=request.user.tenant_ids).first()
@@ -412,7 +404,7 @@ class EventTicketTypesApi(APIView):
         if event is not None:
             types = selectors.ticket_type_list(event=event)
             return Response(TicketTypeManagedSerializer(types, many=True).data)
-        event = public_ticketed_event(event_id)
+        event = selectors.event_on_sale(event_id=event_id)
         types = ticket_types_for_sale(event=event, access_code=filters.validated_data.get("access_code", ""))
         return Response(TicketTypeSerializer(types, many=True).data)
 

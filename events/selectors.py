@@ -21,13 +21,12 @@ def event_list(*, tenant, include_archived: bool = False) -> list[Event]:
     return events
 
 
-def event_on_sale(*, event_id) -> Event | None:
+def event_on_sale(*, event_id) -> Event:
     """A published ticketed event, for the public shop (page and API); drafts, archived and
-    invite-only events do not exist for the public."""
-    return (
-        Event.objects.select_related("tenant")
-        .filter(pk=event_id, kind=Event.Kind.TICKETED, status=Event.Status.PUBLISHED)
-        .first()
+    invite-only events do not exist for the public. 404 otherwise."""
+    return get_object_or_404(
+        Event.objects.select_related("tenant").filter(kind=Event.Kind.TICKETED, status=Event.Status.PUBLISHED),
+        pk=event_id,
     )
 
 

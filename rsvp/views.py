@@ -3,7 +3,6 @@
 import functools
 import uuid
 
-from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import redirect, render
@@ -12,6 +11,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from eventsaas.forms import add_service_errors
+from eventsaas.i18n import visitor_language
 from guests.activity import track_activity
 from guests.models import Guest, GuestActivity
 from rsvp import services
@@ -20,14 +20,6 @@ from rsvp.throttling import RETRY_AFTER_SECONDS, guest_login_is_throttled
 
 SESSION_GUEST = "rsvp_guest_id"
 SESSION_CODE = "rsvp_guest_code"
-
-
-def _guest_language(request, event) -> str:
-    """An explicit choice (the language switcher's cookie) wins over the event's language."""
-    chosen = request.COOKIES.get(settings.LANGUAGE_COOKIE_NAME)
-    if chosen in dict(settings.LANGUAGES):
-        return chosen
-    return event.language
 
 
 def current_guest(request) -> Guest | None:
@@ -48,7 +40,7 @@ def guest_required(view):
         if guest is None or guest.event.is_archived:
             return redirect("rsvp:login")
         track_activity(guest=guest, kind=GuestActivity.Kind.PAGE_VIEW, request=request)
-        with translation.override(_guest_language(request, guest.event)):
+        with translation.override(visitor_language(request, guest.event.language)):
             # Pages are rendered inside the override, so the guest sees the event's language.
             return view(request, guest, *args, **kwargs)
 
