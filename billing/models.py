@@ -129,9 +129,17 @@ class Order(models.Model):
         return self.status in {self.Status.PAID, self.Status.PARTIALLY_REFUNDED}
 
     @property
+    def needs_attention(self) -> bool:
+        """Money arrived but no tickets were issued: the organizer must refund or accept it."""
+        return self.status in ATTENTION_STATUSES
+
+    @property
     def holds_seats(self) -> bool:
         """Reserved (not yet sold) seats belong to the order in these states."""
         return self.status in {self.Status.PENDING, self.Status.NEEDS_REVIEW}
+
+
+ATTENTION_STATUSES = (Order.Status.REFUND_DUE, Order.Status.NEEDS_REVIEW)
 
 
 class Ticket(models.Model):

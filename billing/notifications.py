@@ -80,7 +80,7 @@ def order_attention_notify(*, order: Order) -> bool:
     """Tell the organizers, once, that money arrived for an order that issued no tickets (refund due, review)."""
     from tenants.selectors import event_organizer_emails
 
-    if order.status not in {Order.Status.REFUND_DUE, Order.Status.NEEDS_REVIEW}:
+    if not order.needs_attention:
         return False
     now = timezone.now()
     if not Order.objects.filter(pk=order.pk, attention_notified_at__isnull=True).update(attention_notified_at=now):

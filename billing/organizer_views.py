@@ -16,9 +16,9 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from billing import selectors, services
 from billing.forms_organizer import CheckInForm, RefundForm
-from billing.models import Order
+from billing.models import ATTENTION_STATUSES, Order
 from billing.views import order_lines
-from events.selectors import event_get
+from events.selectors import ticketed_event_get
 from eventsaas.forms import add_service_errors
 from eventsaas.money import money_format
 from guests.codes import normalize_code
@@ -26,14 +26,6 @@ from tenants.middleware import check_in_view
 
 ORDERS_PAGE_SIZE = 50
 ATTENTION = "attention"
-ATTENTION_STATUSES = (Order.Status.REFUND_DUE, Order.Status.NEEDS_REVIEW)
-
-
-def _ticketed_event(request, event_id):
-    event = event_get(tenant=request.tenant, event_id=event_id)
-    if not event.is_ticketed:
-        raise Http404("Not a ticketed event")
-    return event
 
 
 def _order_of(request, event, order_id) -> Order:
@@ -48,7 +40,7 @@ def _order_of(request, event, order_id) -> Order:
 
 
 def order_list(request, event_id):
-    event = _ticketed_event(request, event_id)
+    event = ticketed_event_get(tenant=request.tenant, event_id=event_id)
     status = request.GET.get("status", "")
     counts = selectors.order_status_counts(event=event)
     if status == ATTENTION:
@@ -60,7 +52,6 @@ def order_list(request, event_id):
     page = Paginator(orders, ORDERS_PAGE_SIZE).get_page(request.GET.get("page"))
     for order in page:
         order.total_display = money_format(order.total, order.currency)
-        order.needs_attention = order.status in ATTENTION_STATUSES
     filters = [
         {"value": "", "label": _("All"), "count": sum(counts.values())},
         {
@@ -105,7 +96,7 @@ def _order_page(request, event, order, *, refund_form=None, status=200):
             "refunded": money_format(order.refunded_amount, order.currency),
             "refundable": money_format(order.refundable_amount, order.currency),
         },
-        "needs_attention": order.status in ATTENTION_STATUSES,
+        "needs_attention": order.needs_attention,
         "can_refund": can_refund,
         "refund_form": refund_form or RefundForm(currency=order.currency),
     }
@@ -113,14 +104,14 @@ def _order_page(request, event, order, *, refund_form=None, status=200):
 
 
 def order_detail(request, event_id, order_id):
-    event = _ticketed_event(request, event_id)
+    event = ticketed_event_get(tenant=request.tenant, event_id=event_id)
     return _order_page(request, event, _order_of(request, event, order_id))
 
 
 @require_POST
 def order_refund(request, event_id, order_id):
     """Refund all that is left, or the amount typed; Stripe's or the service's refusal shows on the field."""
-    event = _ticketed_event(request, event_id)
+    event = ticketed_event_get(tenant=request.tenant, event_id=event_id)
     order = _order_of(request, event, order_id)
     form = RefundForm(request.POST, currency=order.currency)
     if form.is_valid():
@@ -144,7 +135,7 @@ def order_refund(request, event_id, order_id):
 @require_POST
 def order_accept(request, event_id, order_id):
     """Accept a payment Stripe reported with another amount: the held seats are sold and tickets issued."""
-    event = _ticketed_event(request, event_id)
+    event = ticketed_event_get(tenant=request.tenant, event_id=event_id)
     order = _order_of(request, event, order_id)
     try:
         services.order_review_accept(order=order, acting_user=request.user)
@@ -157,7 +148,7 @@ def order_accept(request, event_id, order_id):
 
 @require_POST
 def order_resend(request, event_id, order_id):
-    event = _ticketed_event(request, event_id)
+    event = ticketed_event_get(tenant=request.tenant, event_id=event_id)
     order = _order_of(request, event, order_id)
     try:
         services.order_confirmation_resend(order=order, acting_user=request.user)
@@ -202,7 +193,7 @@ def _check_in_counts(event) -> dict:
 @require_http_methods(["GET", "POST"])
 def check_in(request, event_id):
     """The door: scan (a scanner types the code and Enter) or type a code; the answer is big and in words."""
-    event = _ticketed_event(request, event_id)
+    event = ticketed_event_get(tenant=request.tenant, event_id=event_id)
     outcome = message = None
     scanned = ""
     if request.method == "POST":

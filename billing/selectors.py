@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q, Sum
 
-from billing.models import LedgerEntry, Order, Ticket
+from billing.models import ATTENTION_STATUSES, LedgerEntry, Order, Ticket
 from events.models import Event, TicketType
 from tenants.models import AuditLog
 
@@ -127,7 +127,7 @@ def sales_summary(*, event: Event) -> SalesSummary:
     orders = Order.objects.filter(tenant_id=event.tenant_id, event_id=event.pk).aggregate(
         paid=Count("pk", filter=Q(status__in=[Order.Status.PAID, Order.Status.PARTIALLY_REFUNDED])),
         pending=Count("pk", filter=Q(status=Order.Status.PENDING)),
-        attention=Count("pk", filter=Q(status__in=[Order.Status.REFUND_DUE, Order.Status.NEEDS_REVIEW])),
+        attention=Count("pk", filter=Q(status__in=ATTENTION_STATUSES)),
     )
     return SalesSummary(
         types=[

@@ -9,6 +9,11 @@ def event_get(*, tenant, event_id) -> Event:
     return get_object_or_404(Event.objects.for_tenant(tenant), pk=event_id)
 
 
+def ticketed_event_get(*, tenant, event_id) -> Event:
+    """The tenant's event when it sells tickets; the ticket pages of an invite-only event do not exist (404)."""
+    return get_object_or_404(Event.objects.for_tenant(tenant).filter(kind=Event.Kind.TICKETED), pk=event_id)
+
+
 def event_list(*, tenant, include_archived: bool = False) -> list[Event]:
     """The organizer's events, each with `.numbers` (headline counts), in two queries."""
     events = Event.objects.for_tenant(tenant)

@@ -1,6 +1,5 @@
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
@@ -87,14 +86,6 @@ def event_dashboard(request, event_id):
 # --- Ticket types (ticketed events) ---------------------------------------------------------------
 
 
-def _ticketed_event_get(request, event_id):
-    """The tenant's event, when it sells tickets; ticket pages of an invite-only event do not exist."""
-    event = selectors.event_get(tenant=request.tenant, event_id=event_id)
-    if not event.is_ticketed:
-        raise Http404("Not a ticketed event")
-    return event
-
-
 def _ticket_type_get(request, event, ticket_type_id) -> TicketType:
     return get_object_or_404(TicketType.objects.for_tenant(request.tenant).filter(event_id=event.pk), pk=ticket_type_id)
 
@@ -104,7 +95,7 @@ def _back_to_ticket_types(request, event):
 
 
 def ticket_type_list(request, event_id):
-    event = _ticketed_event_get(request, event_id)
+    event = selectors.ticketed_event_get(tenant=request.tenant, event_id=event_id)
     ticket_types = selectors.ticket_type_list(event=event)
     for ticket_type in ticket_types:
         ticket_type.price_display = money_format(ticket_type.price, ticket_type.currency)
@@ -113,7 +104,7 @@ def ticket_type_list(request, event_id):
 
 @require_http_methods(["GET", "POST"])
 def ticket_type_create(request, event_id):
-    event = _ticketed_event_get(request, event_id)
+    event = selectors.ticketed_event_get(tenant=request.tenant, event_id=event_id)
     form = TicketTypeForm(request.POST if request.method == "POST" else None, event=event)
     if request.method == "POST" and form.is_valid():
         created = _save_form(
@@ -134,7 +125,7 @@ def ticket_type_create(request, event_id):
 
 @require_http_methods(["GET", "POST"])
 def ticket_type_edit(request, event_id, ticket_type_id):
-    event = _ticketed_event_get(request, event_id)
+    event = selectors.ticketed_event_get(tenant=request.tenant, event_id=event_id)
     ticket_type = _ticket_type_get(request, event, ticket_type_id)
     form = TicketTypeForm(request.POST if request.method == "POST" else None, instance=ticket_type, event=event)
     if request.method == "POST" and form.is_valid():
@@ -153,7 +144,7 @@ def ticket_type_edit(request, event_id, ticket_type_id):
 @require_http_methods(["GET", "POST"])
 def ticket_type_delete(request, event_id, ticket_type_id):
     """Delete a type nobody bought; one with sales can only be taken off sale, and the page says so."""
-    event = _ticketed_event_get(request, event_id)
+    event = selectors.ticketed_event_get(tenant=request.tenant, event_id=event_id)
     ticket_type = _ticket_type_get(request, event, ticket_type_id)
     errors = []
     if request.method == "POST":
@@ -171,7 +162,7 @@ def ticket_type_delete(request, event_id, ticket_type_id):
 @require_POST
 def ticket_type_off_sale(request, event_id, ticket_type_id):
     """Stop selling a type (sold tickets stay valid); the edit page puts it back on sale."""
-    event = _ticketed_event_get(request, event_id)
+    event = selectors.ticketed_event_get(tenant=request.tenant, event_id=event_id)
     ticket_type = _ticket_type_get(request, event, ticket_type_id)
     services.ticket_type_update(ticket_type=ticket_type, acting_user=request.user, is_active=False)
     messages.success(request, _("“%(name)s” is no longer on sale.") % {"name": ticket_type.name})
