@@ -11,6 +11,7 @@ Modes (settings.payment_mode):
 - "off": production without keys: ticket sales are closed.
 """
 
+import datetime
 import hashlib
 import hmac
 import json
@@ -64,6 +65,22 @@ def _call(operation, *args, **kwargs):
         raise PaymentProviderError(exc.user_message or str(exc)) from exc
 
 
+# Stripe keeps a Checkout Session open for 30 minutes at least (and 24 hours at most).
+CHECKOUT_SESSION_MIN_LIFETIME = datetime.timedelta(minutes=30)
+# Stripe counts from when it receives the request: a minute's margin covers the way there and clocks apart.
+CHECKOUT_SESSION_MARGIN = datetime.timedelta(seconds=60)
+
+
+def checkout_session_expires_at(order) -> datetime.datetime:
+    """When the order's Checkout Session closes: the order's own expiry, or Stripe's minimum, plus the margin.
+
+    The margin also lets Stripe's `checkout.session.expired` event arrive before the expiry sweep, which waits
+    ORDER_EXPIRY_GRACE_SECONDS past the order's expiry. A hold shorter than Stripe's minimum is ended by the
+    sweep, which expires the session itself (services.orders_expire_due).
+    """
+    return max(order.expires_at, order.created_at + CHECKOUT_SESSION_MIN_LIFETIME) + CHECKOUT_SESSION_MARGIN
+
+
 def checkout_session_create(*, order, event, success_url: str, cancel_url: str) -> tuple[str, str]:
     """Create the Checkout Session of `order`; returns (session id, URL). Idempotent per order."""
     if payment_mode() == "test":
@@ -90,7 +107,7 @@ def checkout_session_create(*, order, event, success_url: str, cancel_url: str) 
         },
         "success_url": success_url,
         "cancel_url": cancel_url,
-        "expires_at": int(order.expires_at.timestamp()),
+        "expires_at": int(checkout_session_expires_at(order).timestamp()),
         "locale": order.language if order.language in {"en", "es"} else "auto",
     }
     session = _call(

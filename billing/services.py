@@ -225,8 +225,7 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
     if failed:
         raise SoldOut(list(TicketType.objects.filter(pk__in=failed)))
 
-    # Stripe wants a Checkout Session to live at least 30 minutes; the order holds its seats as long.
-    hold = timedelta(minutes=settings.ORDER_HOLD_MINUTES, seconds=60)
+    hold = timedelta(minutes=settings.ORDER_HOLD_MINUTES)
     order = Order(
         tenant_id=event.tenant_id,
         event_id=event.pk,
@@ -332,7 +331,10 @@ def orders_expire_due(*, now=None) -> int:
     for order in Order.objects.filter(status=Order.Status.PENDING, expires_at__lte=cutoff).order_by("expires_at")[
         :1000
     ]:
-        expired += order_close(order=order, to=Order.Status.EXPIRED, reason="sweep")
+        if order_close(order=order, to=Order.Status.EXPIRED, reason="sweep"):
+            expired += 1
+            # A hold shorter than Stripe's 30-minute minimum leaves the session open: close it, so it cannot be paid.
+            payments.checkout_session_expire(session_id=order.stripe_session_id)
     return expired
 
 

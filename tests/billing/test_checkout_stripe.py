@@ -39,9 +39,10 @@ def test_checkout_creates_one_session_with_the_order_in_minor_units(fake_stripe,
     assert sent["customer_email"] == "ada@example.com"
     assert calls[0].headers["Idempotency-Key"] == f"order-{order.pk}-checkout"
 
-    # The session lives exactly as long as the order holds its seats, and Stripe's minimum of 30 minutes.
-    assert int(sent["expires_at"]) == int(order.expires_at.timestamp())
+    # The order holds its seats for ORDER_HOLD_MINUTES (30); the session closes a minute later, so Stripe's own
+    # "expired" event usually comes before the expiry sweep.
     assert order.expires_at - before >= timedelta(minutes=30)
+    assert int(sent["expires_at"]) == int((order.expires_at + timedelta(minutes=1)).timestamp())
 
     session_id, session = next(iter(fake_stripe.sessions.items()))
     assert session["amount_total"] == 2 * STANDARD_PRICE + VIP_PRICE == order.total
@@ -51,6 +52,30 @@ def test_checkout_creates_one_session_with_the_order_in_minor_units(fake_stripe,
     assert stored.checkout_url == session["url"] == f"{fake_stripe.base_url}/pay/{session_id}"
     assert stored.is_test is False
     assert seats(standard) == (0, 2) and seats(vip) == (0, 1)
+
+
+def test_a_hold_shorter_than_stripes_minimum_is_ended_by_the_sweep_which_expires_the_session(
+    fake_stripe, ticketed_event, standard, settings
+):
+    settings.ORDER_HOLD_MINUTES = 5
+    before = timezone.now()
+    order = buy(ticketed_event, (standard, 2))
+
+    # The seats are held for 5 minutes; Stripe still wants its session to live 30 minutes at least.
+    assert timedelta(minutes=5) <= order.expires_at - before < timedelta(minutes=6)
+    sent = fake_stripe.calls("POST", SESSIONS)[0].params
+    assert int(sent["expires_at"]) == int((order.created_at + timedelta(minutes=31)).timestamp())
+
+    grace = timedelta(seconds=settings.ORDER_EXPIRY_GRACE_SECONDS)
+    assert services.orders_expire_due(now=order.expires_at + grace) == 1
+
+    assert fresh(order).status == Order.Status.EXPIRED and seats(standard) == (0, 0)
+    session_id = order.stripe_session_id
+    assert fake_stripe.calls("POST", f"{SESSIONS}/{session_id}/expire")
+    assert fake_stripe.session(session_id)["status"] == "expired"  # nobody can pay the expired order any more
+    # A second sweep finds nothing and calls Stripe no more.
+    assert services.orders_expire_due(now=order.expires_at + grace) == 0
+    assert len(fake_stripe.calls("POST", f"{SESSIONS}/{session_id}/expire")) == 1
 
 
 def test_success_and_cancel_urls_lead_back_to_the_buyers_order(fake_stripe, ticketed_event, standard, settings):

@@ -98,10 +98,11 @@ def test_a_payment_after_the_sweep_is_honoured_while_the_seats_are_free(
     fake_stripe, ticketed_event, standard, vip, webhook
 ):
     order = buy(ticketed_event, (standard, 1), (vip, 1))
-    services.orders_expire_due(now=order.expires_at + timedelta(hours=1))
+    paid = fake_stripe.complete(order.stripe_session_id)  # the buyer paid in the last second,
+    services.orders_expire_due(now=order.expires_at + timedelta(hours=1))  # the sweep ran before the event came
     assert seats(vip) == (0, 0)
 
-    webhook(fake_stripe.complete(order.stripe_session_id))  # the buyer paid in the last second
+    webhook(paid)
 
     order = fresh(order)
     assert order.status == Order.Status.PAID and order.attention == ""
@@ -115,11 +116,12 @@ def test_a_late_payment_whose_seats_are_gone_is_refunded_by_the_organizer_withou
     fake_stripe, ticketed_event, vip, webhook, owner
 ):
     late = buy(ticketed_event, (vip, 2), email="late@example.com")
+    paid_late = fake_stripe.complete(late.stripe_session_id)  # its event arrives after the sweep and a new sale
     services.orders_expire_due(now=late.expires_at + timedelta(hours=1))
     other = buy(ticketed_event, (vip, 2), email="other@example.com")
     webhook(fake_stripe.complete(other.stripe_session_id))
 
-    webhook(fake_stripe.complete(late.stripe_session_id))
+    webhook(paid_late)
     late = fresh(late)
     assert (late.status, late.attention) == (Order.Status.REFUND_DUE, Order.Attention.SEATS_GONE)
     assert late.paid_amount == 2 * VIP_PRICE and tickets_of(late) == []
