@@ -1,9 +1,10 @@
 """The Celery application, configured from Django settings (the CELERY_* names).
 
-With a broker server (REDIS_URL or CELERY_BROKER_URL) tasks run on workers:
-`celery -A eventsaas worker` and exactly one `celery -A eventsaas beat`. The
-embedded default has no broker server, so tasks run in the calling process
-(CELERY_TASK_ALWAYS_EAGER). docs/workers.md explains the reliability settings.
+Tasks run on workers: `celery -A eventsaas worker` and exactly one `celery -A
+eventsaas beat`. With REDIS_URL (or CELERY_BROKER_URL) the broker is that server;
+the embedded default has none, and its broker is a folder (kombu's filesystem
+transport, CELERY_BROKER_FOLDER) that the worker and beat started by bin/run
+read. docs/workers.md explains the choice and the reliability settings.
 
 Every task uses eventsaas.tasks.BaseTask: transient errors are retried with
 backoff, and a task that still fails is recorded as a tenants.FailedTask.
@@ -29,3 +30,14 @@ class BeatScheduler(PersistentScheduler):
 app = Celery("eventsaas", task_cls="eventsaas.tasks:BaseTask")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@app.on_after_configure.connect
+def create_broker_folders(sender, **kwargs):
+    """kombu's filesystem transport expects its folders to exist; whichever process comes first makes them."""
+    if not str(sender.conf.broker_url).startswith("filesystem://"):
+        return
+    options = sender.conf.broker_transport_options or {}
+    for key in ("data_folder_in", "data_folder_out", "control_folder"):
+        if options.get(key):
+            Path(options[key]).mkdir(parents=True, exist_ok=True)

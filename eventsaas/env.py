@@ -42,3 +42,19 @@ def env_list(name: str, default: list[str] | None = None) -> list[str]:
     if raw is None:
         return list(default or [])
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_seconds_map(name: str) -> dict[str, int]:
+    """`name=seconds` pairs separated by commas, e.g. "billing.orders_expire_due=5,guests.reminders_send=30"."""
+    raw = os.environ.get(name, "")
+    result = {}
+    for item in filter(None, (part.strip() for part in raw.split(","))):
+        key, sep, value = item.partition("=")
+        try:
+            seconds = int(value)
+        except ValueError:
+            seconds = 0
+        if not sep or not key.strip() or seconds < 1:
+            raise ImproperlyConfigured(f"{name} must be name=seconds pairs (whole seconds, 1 or more), got {item!r}")
+        result[key.strip()] = seconds
+    return result

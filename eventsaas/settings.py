@@ -12,8 +12,9 @@ import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
+from django_guid.integrations import CeleryIntegration
 
-from eventsaas.env import env_bool, env_int, env_list, env_str
+from eventsaas.env import env_bool, env_int, env_list, env_seconds_map, env_str
 from eventsaas.mongodb import MONGODB_APP_CONFIGS, mongodb_database_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -51,6 +52,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "django_guid",
     "tenants",
     "events",
     "guests",
@@ -59,6 +61,11 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # The request id first, then the request's log line (it times everything below), then the probes,
+    # which need no allowed host, HTTPS or session (eventsaas/health.py).
+    "django_guid.middleware.guid_middleware",
+    "eventsaas.logs.RequestLogMiddleware",
+    "eventsaas.health.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -112,9 +119,19 @@ else:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0))}
     DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # WAL lets the dev server read while a write is in flight.
-    DATABASES["default"].setdefault("OPTIONS", {})["init_command"] = "PRAGMA journal_mode=WAL;"
-    DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
+    # The embedded default serves many threads and a worker at once (docs/deployment.md, "Embedded default"):
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            # WAL: readers never wait for the writer, and the writer never waits for readers.
+            "init_command": "PRAGMA journal_mode=WAL;",
+            # Busy timeout (seconds): a writer waits its turn for the lock instead of failing at once
+            # with "database is locked".
+            "timeout": env_int("SQLITE_BUSY_TIMEOUT", 20),
+            # BEGIN IMMEDIATE takes the write lock when a transaction starts. A deferred transaction that
+            # read first and then writes cannot wait for the lock (its snapshot is stale) and fails at once.
+            "transaction_mode": "IMMEDIATE",
+        }
+    )
 
 AUTH_USER_MODEL = "tenants.User"
 
@@ -163,6 +180,8 @@ EMAIL_BACKEND = env_str(
     if IS_PRODUCTION
     else "django.core.mail.backends.console.EmailBackend",
 )
+# The file backend (django.core.mail.backends.filebased.EmailBackend) writes each email into this folder.
+EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", "") or str(BASE_DIR / "var" / "emails")
 EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
 EMAIL_PORT = env_int("EMAIL_PORT", 25)
 EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
@@ -187,10 +206,13 @@ if USES_MONGODB:
     SILENCED_SYSTEM_CHECKS.append("models.W027")
 
 # --- Celery (docs/workers.md) ---------------------------------------------------
-# With a broker server (REDIS_URL or CELERY_BROKER_URL) tasks go to workers; the
-# embedded default has none, so tasks run in the calling process (eager) and
-# bin/run needs nothing else.
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "") or REDIS_URL or "memory://"
+# With a broker server (REDIS_URL or CELERY_BROKER_URL) tasks go to workers through it.
+# The embedded default has none: messages are files in CELERY_BROKER_FOLDER (kombu's
+# filesystem transport), read by the worker and beat that bin/run starts next to the web server.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "") or REDIS_URL or "filesystem://localhost/"
+CELERY_BROKER_FOLDER = Path(env_str("CELERY_BROKER_FOLDER", "") or BASE_DIR / "var" / "celery")
+# Eager (tasks run inside the caller) only on request, or with kombu's in-process memory broker, which no
+# other process can read.
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", CELERY_BROKER_URL.startswith("memory://"))
 # Eager task errors stay in the task (recorded as FailedTask), as they would on a worker.
 CELERY_TASK_EAGER_PROPAGATES = False
@@ -224,6 +246,17 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "interval_step": 0.2,
     "interval_max": 0.5,
 }
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    # The embedded default: one folder of message files shared by every process, polled by the
+    # worker every second; the exchange tables live next to it (eventsaas/celery.py creates both).
+    CELERY_BROKER_TRANSPORT_OPTIONS.update(
+        {
+            "data_folder_in": str(CELERY_BROKER_FOLDER / "queue"),
+            "data_folder_out": str(CELERY_BROKER_FOLDER / "queue"),
+            "control_folder": str(CELERY_BROKER_FOLDER / "control"),
+            "polling_interval": 1,
+        }
+    )
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 3, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 CELERY_BEAT_SCHEDULER = "eventsaas.celery:BeatScheduler"
 CELERY_BEAT_SCHEDULE_FILENAME = env_str("CELERY_BEAT_SCHEDULE_FILENAME", str(BASE_DIR / "var" / "celerybeat-schedule"))
@@ -285,6 +318,14 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"expires": 6 * 3600},
     },
 }
+# Trying it out, and the tests of what bin/run and a production install run, shorten the jobs' intervals:
+# BEAT_INTERVALS="billing.orders_expire_due=5,guests.reminders_send=30" runs those jobs every 5 and 30 seconds.
+for _job, _seconds in env_seconds_map("BEAT_INTERVALS").items():
+    if _job not in CELERY_BEAT_SCHEDULE:
+        raise ImproperlyConfigured(
+            f"BEAT_INTERVALS: no scheduled job is called {_job!r} (jobs: {', '.join(CELERY_BEAT_SCHEDULE)})"
+        )
+    CELERY_BEAT_SCHEDULE[_job] = {**CELERY_BEAT_SCHEDULE[_job], "schedule": _seconds, "options": {"expires": _seconds}}
 
 # --- Ticketed events: Stripe (billing/payments.py, docs/payments.md) -------------------
 STRIPE_SECRET_KEY = env_str("STRIPE_SECRET_KEY", "")
@@ -296,7 +337,8 @@ STRIPE_MAX_NETWORK_RETRIES = env_int("STRIPE_MAX_NETWORK_RETRIES", 2)
 STRIPE_WEBHOOK_TOLERANCE = env_int("STRIPE_WEBHOOK_TOLERANCE", 300)
 # Test-payment mode: a labelled local checkout, on only without Stripe keys and never in production.
 TEST_PAYMENTS = env_bool("TEST_PAYMENTS", not IS_PRODUCTION and not STRIPE_SECRET_KEY)
-# How long a pending order holds its seats; Stripe's Checkout Session lives as long (30 minutes at least).
+# How long a pending order holds its seats. Stripe's Checkout Session lives as long, but 30 minutes at least:
+# an order that holds its seats for less is closed by the expiry sweep, which expires the session too.
 ORDER_HOLD_MINUTES = env_int("ORDER_HOLD_MINUTES", 30)
 # The sweep waits this long past an order's expiry, so Stripe's own expired/completed event usually comes first.
 ORDER_EXPIRY_GRACE_SECONDS = env_int("ORDER_EXPIRY_GRACE_SECONDS", 120)
@@ -308,9 +350,9 @@ if TEST_PAYMENTS and STRIPE_SECRET_KEY:
     _payment_problems.append("TEST_PAYMENTS cannot be on while Stripe keys are configured")
 if TEST_PAYMENTS and IS_PRODUCTION:
     _payment_problems.append("TEST_PAYMENTS must be off in production")
-if not 30 <= ORDER_HOLD_MINUTES <= 1380:
+if not 1 <= ORDER_HOLD_MINUTES <= 1380:
     _payment_problems.append(
-        "ORDER_HOLD_MINUTES must be between 30 and 1380 (a Stripe Checkout Session lives 30 minutes to 24 hours)"
+        "ORDER_HOLD_MINUTES must be between 1 and 1380 (a Stripe Checkout Session lives 24 hours at most)"
     )
 if _payment_problems:
     raise ImproperlyConfigured("Unsafe payment settings: " + "; ".join(_payment_problems))
@@ -330,13 +372,45 @@ SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIN
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 
+# Logs (eventsaas/logs.py): one line per request, every line with the request id, which follows the
+# request into the tasks it enqueues. JSON lines in production (LOG_FORMAT=json), text for people.
+LOG_FORMAT = env_str("LOG_FORMAT", "json" if IS_PRODUCTION else "text")
+if LOG_FORMAT not in {"json", "text"}:
+    raise ImproperlyConfigured("LOG_FORMAT must be json or text")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"request_id": {"()": "eventsaas.logs.RequestIdFilter"}},
+    "formatters": {
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s %(message)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["request_id"]},
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.server": {"level": "INFO"}},
+    "loggers": {
+        # The request line (eventsaas.request) says what django.request would repeat for every 4xx;
+        # server errors still come with their traceback.
+        "django.request": {"level": "ERROR"},
+        # django-guid reports at INFO whether each request brought an id.
+        "django_guid": {"level": "WARNING"},
+    },
 }
+# X-Request-ID: a client's (or proxy's) UUID is kept, anything else is replaced by a new one.
+DJANGO_GUID = {
+    "GUID_HEADER_NAME": "X-Request-ID",
+    "VALIDATE_GUID": True,
+    "RETURN_HEADER": True,
+    "EXPOSE_HEADER": False,
+    "INTEGRATIONS": [CeleryIntegration(use_django_logging=True)],
+}
+# Workers log through LOGGING too (CeleryIntegration above), not through Celery's own format.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 GUEST_LIST_PAGE_SIZE = 50
 

@@ -11,8 +11,11 @@
   each batch to `guests.services.guest_activity_record_batch`: one row per
   event, one stamp update per guest. Messages are acknowledged after the batch
   is written; re-delivered ones are recognised by their event id.
-- Embedded default (no broker server, tasks eager, no beat): `track_activity`
-  writes the event through the same service at once, as a batch of one.
+- The embedded default works the same way: its broker is a folder (one small
+  file per message) and bin/run starts the worker and beat that drain it.
+- Only when tasks run eagerly (CELERY_TASK_ALWAYS_EAGER, e.g. the test suite)
+  does `track_activity` write the event through the same service at once, as a
+  batch of one: there is no worker to do it.
 """
 
 import dataclasses
@@ -149,7 +152,7 @@ def _deliver(event: ActivityEvent) -> None:
     from eventsaas.celery import app
 
     if app.conf.task_always_eager:
-        # Embedded default: no broker server, no worker; the same service, a batch of one.
+        # Tasks run in-process, so no worker drains a queue: the same service, a batch of one.
         from guests.services import guest_activity_record_batch
 
         try:

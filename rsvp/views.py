@@ -12,6 +12,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from eventsaas.forms import add_service_errors
 from eventsaas.i18n import visitor_language
+from eventsaas.logs import log_context
 from guests.activity import track_activity
 from guests.models import Guest, GuestActivity
 from rsvp import services
@@ -28,9 +29,12 @@ def current_guest(request) -> Guest | None:
     if not guest_id or not code:
         return None
     try:
-        return Guest.objects.select_related("event", "tenant").filter(pk=uuid.UUID(guest_id), code=code).first()
+        guest = Guest.objects.select_related("event", "tenant").filter(pk=uuid.UUID(guest_id), code=code).first()
     except ValueError:
         return None
+    if guest is not None:
+        log_context(tenant_id=guest.tenant_id, guest_id=guest.pk)
+    return guest
 
 
 def guest_required(view):

@@ -8,6 +8,7 @@ object is a 404 (never a 403), and a viewer's write is a 403.
 from rest_framework import exceptions, permissions
 
 from events.models import Event
+from eventsaas.logs import log_context
 from tenants.models import CHECK_IN_ROLES, Role, Tenant
 
 
@@ -44,6 +45,7 @@ def organizer_tenant(request, tenant_slug: str, *, write: bool = False) -> Tenan
     if tenant is None:
         raise exceptions.NotFound()
     _check_role(request.user, tenant.pk, write=write)
+    log_context(tenant_id=tenant.pk)
     return tenant
 
 
@@ -53,4 +55,5 @@ def organizer_event(request, event_id, *, write: bool = False, check_in: bool = 
     if event is None:
         raise exceptions.NotFound()
     _check_role(request.user, event.tenant_id, write=write, check_in=check_in)
+    log_context(tenant_id=event.tenant_id)
     return event

@@ -90,7 +90,8 @@ def _celery_settings(env: dict) -> list[str]:
 @pytest.mark.parametrize(
     ("env", "expected"),
     [
-        ({}, ["memory://", "True"]),  # embedded default: tasks run in-process
+        ({}, ["filesystem://", "False"]),  # embedded default: a folder broker, read by bin/run's worker
+        ({"CELERY_BROKER_URL": "memory://"}, ["memory://", "True"]),  # no other process can read it
         ({"REDIS_URL": "redis://127.0.0.1:6379/0"}, ["redis://127.0.0.1:6379/0", "False"]),
         ({"CELERY_BROKER_URL": "redis://broker:6379/1"}, ["redis://broker:6379/1", "False"]),
         (
@@ -100,5 +101,71 @@ def _celery_settings(env: dict) -> list[str]:
         ({"REDIS_URL": "redis://r:6379/0", "CELERY_TASK_ALWAYS_EAGER": "1"}, ["redis://r:6379/0", "True"]),
     ],
 )
-def test_celery_uses_a_broker_server_when_one_is_configured_and_runs_tasks_in_process_otherwise(env, expected):
+def test_celery_uses_a_broker_server_when_one_is_configured_and_a_folder_otherwise(env, expected):
     assert _celery_settings(env) == expected
+
+
+def _settings_value(env: dict, expression: str) -> str:
+    clean = {k: v for k, v in os.environ.items() if k in {"PATH", "HOME", "LANG"}}
+    result = subprocess.run(
+        [sys.executable, "-c", f"import eventsaas.settings as s; print({expression})"],
+        cwd=ROOT,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_sqlite_is_set_for_concurrent_writers():
+    options = _settings_value({}, "sorted(s.DATABASES['default']['OPTIONS'].items())")
+    assert "('init_command', 'PRAGMA journal_mode=WAL;')" in options
+    assert "('timeout', 20)" in options
+    assert "('transaction_mode', 'IMMEDIATE')" in options
+
+
+def test_the_folder_broker_keeps_its_files_under_var():
+    folder = _settings_value({}, "s.CELERY_BROKER_TRANSPORT_OPTIONS['data_folder_in']")
+    assert folder == str(ROOT / "var" / "celery" / "queue")
+    moved = _settings_value(
+        {"CELERY_BROKER_FOLDER": "/srv/broker"}, "s.CELERY_BROKER_TRANSPORT_OPTIONS['control_folder']"
+    )
+    assert moved == "/srv/broker/control"
+    # A broker server needs none of them.
+    redis_options = _settings_value({"REDIS_URL": "redis://r:6379/0"}, "sorted(s.CELERY_BROKER_TRANSPORT_OPTIONS)")
+    assert "data_folder_in" not in redis_options and "visibility_timeout" in redis_options
+
+
+def test_beat_intervals_shorten_named_jobs_only():
+    schedule = "[(n, e['schedule'], e['options']['expires']) for n, e in sorted(s.CELERY_BEAT_SCHEDULE.items())]"
+    value = _settings_value({"BEAT_INTERVALS": "billing.orders_expire_due=5, guests.reminders_send=30"}, schedule)
+    assert "('billing.orders_expire_due', 5, 5)" in value
+    assert "('guests.reminders_send', 30, 30)" in value
+    assert "('events.rsvp_close_due', 300, 300)" in value  # untouched
+
+
+@pytest.mark.parametrize(
+    ("value", "complaint"),
+    [
+        ("billing.orders_expire_due", "name=seconds"),
+        ("billing.orders_expire_due=0", "name=seconds"),
+        ("billing.orders_expire_due=soon", "name=seconds"),
+        ("billing.no_such_job=5", "no scheduled job is called 'billing.no_such_job'"),
+    ],
+)
+def test_malformed_beat_intervals_are_a_clear_error(value, complaint):
+    result = load_settings({"BEAT_INTERVALS": value})
+    assert result.returncode != 0 and complaint in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("env", "formatter"),
+    [
+        ({}, "text"),
+        ({"DJANGO_ENV": "production", "SECRET_KEY": GOOD_KEY, "ALLOWED_HOSTS": "events.example.com"}, "json"),
+        ({"LOG_FORMAT": "json"}, "json"),
+    ],
+)
+def test_production_logs_json_lines(env, formatter):
+    assert _settings_value(env, "s.LOGGING['handlers']['console']['formatter']") == formatter
