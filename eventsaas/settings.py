@@ -5,6 +5,7 @@ Every variable is documented in `.env.example`. Development defaults are safe
 refuses to start with an unsafe configuration.
 """
 
+import logging
 from datetime import timedelta
 from pathlib import Path
 
@@ -367,7 +368,11 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", IS_PRODUCTION)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", IS_PRODUCTION)
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", IS_PRODUCTION)
+# HSTS: off until the operator is sure every host (and, with INCLUDE_SUBDOMAINS, every subdomain) is HTTPS
+# only; `manage.py check --deploy` passes once all three are set (docs/deployment.md).
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", False) else None
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
@@ -401,6 +406,9 @@ LOGGING = {
         "django_guid": {"level": "WARNING"},
     },
 }
+if LOG_FORMAT == "json":
+    # Python's warnings (a deprecation, Celery's word about running as root) become JSON lines too.
+    logging.captureWarnings(True)
 # X-Request-ID: a client's (or proxy's) UUID is kept, anything else is replaced by a new one.
 DJANGO_GUID = {
     "GUID_HEADER_NAME": "X-Request-ID",

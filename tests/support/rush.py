@@ -21,6 +21,8 @@ class Answer:
     body: bytes
     seconds: float
     error: str = ""
+    #: When the answer came, in seconds since the crowd was released.
+    finished: float = 0.0
 
     def json(self):
         return json.loads(self.body)
@@ -46,6 +48,10 @@ class RushResult:
             return float("nan")
         return times[min(len(times) - 1, int(len(times) * fraction))] * 1000
 
+    def last(self, status: int) -> float:
+        """Seconds from the start until the last answer with this status (e.g. when the last seat went)."""
+        return max((a.finished for a in self.answers if a.status == status), default=float("nan"))
+
     def summary(self) -> str:
         answered = [a.seconds for a in self.answers if a.status is not None]
         return (
@@ -62,6 +68,7 @@ def rush(host: str, port: int, requests: list[tuple], *, concurrency: int = 50, 
     next_index = iter(range(len(requests)))
     lock = threading.Lock()
     barrier = threading.Barrier(concurrency + 1)
+    start = [0.0]
 
     def client():
         connection = http.client.HTTPConnection(host, port, timeout=timeout)
@@ -79,19 +86,21 @@ def rush(host: str, port: int, requests: list[tuple], *, concurrency: int = 50, 
                 connection.request(method, path, body=payload, headers=sent_headers)
                 response = connection.getresponse()
                 data = response.read()
-                answers[index] = Answer(response.status, data, time.perf_counter() - started)
+                now = time.perf_counter()
+                answers[index] = Answer(response.status, data, now - started, finished=now - start[0])
                 if response.getheader("Connection", "").lower() == "close":
                     connection.close()
             except (OSError, http.client.HTTPException) as exc:
-                answers[index] = Answer(None, b"", time.perf_counter() - started, f"{type(exc).__name__}: {exc}")
+                now = time.perf_counter()
+                answers[index] = Answer(None, b"", now - started, f"{type(exc).__name__}: {exc}", now - start[0])
                 connection.close()
         connection.close()
 
     threads = [threading.Thread(target=client, daemon=True) for _ in range(concurrency)]
     for thread in threads:
         thread.start()
+    start[0] = started = time.perf_counter()
     barrier.wait()
-    started = time.perf_counter()
     for thread in threads:
         thread.join()
     return RushResult(answers=[a for a in answers if a is not None], wall_seconds=time.perf_counter() - started)
