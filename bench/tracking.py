@@ -7,18 +7,19 @@ Not part of the test suite. In one run it:
 
 1. builds a throwaway database (SQLite file in a temporary directory, or the PostgreSQL database named in
    --database-url, created and dropped here) and one event with --guests guests;
-2. times GET /rsvp/answer/ for a logged-in guest with django.test.Client, interleaving three modes in rounds:
-   tracking off (ACTIVITY_TRACKING=0); tracking on as deployed (the request publishes one message to the
-   broker); and tracking written synchronously in the request (what the embedded default does, and what a
-   request-side write costs); prints best / median / p95 and the on/off ratio of the medians;
+2. times GET /rsvp/answer/ for a logged-in guest with django.test.Client, interleaving the modes in rounds:
+   tracking off (ACTIVITY_TRACKING=0); tracking on as the embedded default runs it (the request publishes one
+   message to the folder broker, kombu's filesystem transport); tracking on as a Redis deployment runs it (one
+   message to Redis); and, for comparison, tracking written synchronously in the request (eager tasks; what
+   the embedded default did before it had a worker); prints best / median / p95 and the on/off ratios;
 3. makes --accesses guest accesses spread over the guests, publishing them as the requests do, then drains
-   the queue with guests.activity.activity_flush() (the function the worker's periodic task runs) and counts
-   the INSERT/UPDATE statements it sends; compares with writing the same events one at a time (one stamp
-   UPDATE and one row INSERT per access) and with the stamps-only writes of the old request path (one UPDATE
-   per access); prints the ratio.
+   the queue with guests.activity.activity_flush() (the function the worker's periodic task runs) on each
+   broker and counts the INSERT/UPDATE statements it sends; compares with writing the same events one at a
+   time (one stamp UPDATE and one row INSERT per access) and with the stamps-only writes of the old request
+   path (one UPDATE per access); prints the ratio.
 
-The broker is Redis (--broker, default database 12 of 127.0.0.1:6379, whose activity queue is purged first);
-when it is unreachable the run falls back to Celery's in-process memory transport and says so.
+The Redis broker is --broker (default database 12 of 127.0.0.1:6379, whose activity queue is purged first);
+when it is unreachable its rows are left out and the run says so.
 """
 
 import argparse
@@ -62,13 +63,15 @@ def broker_reachable(url: str) -> bool:
     return True
 
 
-def setup_django(database_url: str, broker_url: str):
+def setup_django(database_url: str, broker_folder: str):
     os.environ.update(
         DJANGO_SETTINGS_MODULE="eventsaas.settings",
         DATABASE_URL=database_url,
         DJANGO_ENV="development",
         DEBUG="0",
-        CELERY_BROKER_URL=broker_url,
+        # The embedded default's broker: a folder (settings adds the transport's folder options).
+        CELERY_BROKER_URL="filesystem://localhost/",
+        CELERY_BROKER_FOLDER=broker_folder,
         CELERY_TASK_ALWAYS_EAGER="0",
     )
     os.environ.setdefault("LOG_LEVEL", "WARNING")
@@ -81,6 +84,16 @@ def setup_django(database_url: str, broker_url: str):
 
     django.setup()
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
+
+
+def use_broker(url: str) -> None:
+    """Point the Celery app (and the activity publisher) at another broker."""
+    from eventsaas.celery import app
+    from tests.support.celery import reset_connections
+
+    if app.conf.broker_url != url:
+        app.conf.broker_url = url
+        reset_connections()
 
 
 def create_guests(count: int):
@@ -134,8 +147,8 @@ def purge_queue():
         queue.purge()
 
 
-def time_page(args, guest) -> dict:
-    """Interleaved rounds of the three modes; every mode sees the same warm caches and the same noise."""
+def time_page(args, guest, brokers: dict) -> dict:
+    """Interleaved rounds of the modes; every mode sees the same warm caches and the same noise."""
     from django.conf import settings
     from django.test import Client
 
@@ -145,16 +158,19 @@ def time_page(args, guest) -> dict:
     response = client.post("/rsvp/", {"code": guest.code, "last_name": guest.last_name})
     assert response.status_code == 302, response.status_code
 
-    def off():
-        settings.ACTIVITY_TRACKING, app.conf.task_always_eager = False, False
+    def mode(tracking: bool, eager: bool, broker: str):
+        def switch():
+            use_broker(broker)
+            settings.ACTIVITY_TRACKING, app.conf.task_always_eager = tracking, eager
 
-    def published():
-        settings.ACTIVITY_TRACKING, app.conf.task_always_eager = True, False
+        return switch
 
-    def synchronous():
-        settings.ACTIVITY_TRACKING, app.conf.task_always_eager = True, True
-
-    modes = {"tracking off": off, "on: publish to broker": published, "on: write in the request": synchronous}
+    folder = brokers["folder"]
+    modes = {"tracking off": mode(False, False, folder)}
+    modes[EMBEDDED] = mode(True, False, folder)
+    if "redis" in brokers:
+        modes[REDIS] = mode(True, False, brokers["redis"])
+    modes[IN_REQUEST] = mode(True, True, folder)
     times = {name: [] for name in modes}
     for switch in modes.values():  # warm-up
         switch()
@@ -169,12 +185,19 @@ def time_page(args, guest) -> dict:
                 response = client.get("/rsvp/answer/")
                 times[name].append((time.perf_counter() - started) * 1000)
                 assert response.status_code == 200, response.status_code
-    published()
-    purge_queue()
+    for broker in brokers.values():
+        use_broker(broker)
+        purge_queue()
+    app.conf.task_always_eager = False
     return times
 
 
-def count_writes(args, guests) -> dict:
+EMBEDDED = "on: folder broker (embedded)"
+REDIS = "on: Redis broker"
+IN_REQUEST = "on: write in the request"
+
+
+def count_writes(args, guests, brokers: dict) -> dict:
     from django.db import connection
     from django.db.models import Max
     from django.utils import timezone
@@ -184,10 +207,9 @@ def count_writes(args, guests) -> dict:
     from guests.models import Guest, GuestActivity
     from guests.services import guest_activity_record_batch
 
-    # Later than every stamp the page timing left, so both runs below move the stamps.
-    base = timezone.now() + timedelta(seconds=1)
+    results = {}
 
-    def events():
+    def events(base):
         for n in range(args.accesses):
             guest = guests[n % len(guests)]
             kind = GuestActivity.Kind.LOGIN if n < len(guests) else GuestActivity.Kind.PAGE_VIEW
@@ -200,44 +222,61 @@ def count_writes(args, guests) -> dict:
                 at=base + timedelta(milliseconds=n),
             )
 
-    results = {}
+    def newest_stamp():
+        return Guest.objects.filter(pk__in=[g.pk for g in guests]).aggregate(Max("last_access_at"))[
+            "last_access_at__max"
+        ]
+
     # Without batching, as rows: each access written on its own (one INSERT, one UPDATE).
+    # Later than every stamp written before, so every run below moves the stamps.
+    base = timezone.now() + timedelta(seconds=1)
     counter = WriteCounter()
     started = time.perf_counter()
     with connection.execute_wrapper(counter):
-        for event in events():
+        for event in events(base):
             guest_activity_record_batch(events=[event])
     results["one at a time (row + stamp)"] = (counter, time.perf_counter() - started)
+    assert newest_stamp() == base + timedelta(milliseconds=args.accesses - 1)
 
     # Batched: publish like the requests do, then one drain as the worker's periodic task does.
     app.conf.task_always_eager = False
-    purge_queue()
-    for event in events():
-        assert _broker_gate.publish(event), "publishing failed"
-    counter = WriteCounter()
-    started = time.perf_counter()
-    with connection.execute_wrapper(counter):
-        flushed = activity_flush(batch_size=args.batch)
-    results["batched (activity_flush)"] = (counter, time.perf_counter() - started)
-    assert flushed.rows_inserted == args.accesses, flushed
-    # Both ways end with the same stamps: the newest access of each guest.
-    newest = Guest.objects.filter(pk__in=[g.pk for g in guests]).aggregate(Max("last_access_at"))
-    assert newest["last_access_at__max"] == base + timedelta(milliseconds=args.accesses - 1), newest
+    for name, broker in brokers.items():
+        use_broker(broker)
+        purge_queue()
+        base = timezone.now() + timedelta(seconds=1)
+        for event in events(base):
+            assert _broker_gate.publish(event), "publishing failed"
+        counter = WriteCounter()
+        started = time.perf_counter()
+        with connection.execute_wrapper(counter):
+            flushed = activity_flush(batch_size=args.batch)
+        results[f"batched, {name} broker"] = (counter, time.perf_counter() - started)
+        assert flushed.rows_inserted == args.accesses, flushed
+        # Every way ends with the same stamps: the newest access of each guest.
+        assert newest_stamp() == base + timedelta(milliseconds=args.accesses - 1)
     return results
 
 
 def run(args, database) -> int:
-    reachable = broker_reachable(args.broker)
-    broker = args.broker if reachable else "memory://"
-    setup_django(database.url, broker)
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="eventsaas-bench-broker-")
+    setup_django(database.url, folder)
     from django.conf import settings
     from django.core.management import call_command
     from django.db import connection
 
+    from eventsaas.celery import app
+
+    brokers = {"folder": app.conf.broker_url}
+    if broker_reachable(args.broker):
+        brokers["redis"] = args.broker
     settings.ACTIVITY_FLUSH_BATCH = args.batch
     call_command("migrate", verbosity=0, interactive=False)
     guests = create_guests(args.guests)
-    purge_queue()
+    for broker in brokers.values():
+        use_broker(broker)
+        purge_queue()
     engine = (
         f"PostgreSQL {divmod(connection.pg_version, 10000)[0]}"
         if connection.vendor == "postgresql"
@@ -245,34 +284,40 @@ def run(args, database) -> int:
     )
     print("eventsaas activity tracking benchmark")
     print(f"  database : {engine}, {database.describe()}")
-    print(f"  broker   : {broker}" + ("" if reachable else f"  (Redis at {args.broker} unreachable: in-process)"))
+    print(f"  brokers  : a folder ({folder}, the embedded default)", end="")
+    print(f", {args.broker}" if "redis" in brokers else f"; Redis at {args.broker} unreachable, left out")
 
-    times = time_page(args, guests[0])
+    times = time_page(args, guests[0], brokers)
     count = len(times["tracking off"])
     print(f"\nRSVP page GET /rsvp/answer/, logged-in guest ({count} requests per mode, interleaved)")
-    print(f"  {'mode':<26} {'best ms':>8} {'median ms':>10} {'p95 ms':>8}")
+    print(f"  {'mode':<30} {'best ms':>8} {'median ms':>10} {'p95 ms':>8}")
     medians = {}
     for name, values in times.items():
         values.sort()
         medians[name] = statistics.median(values)
         p95 = values[min(len(values) - 1, int(len(values) * 0.95))]
-        print(f"  {name:<26} {values[0]:8.2f} {medians[name]:10.2f} {p95:8.2f}")
-    on, off = medians["on: publish to broker"], medians["tracking off"]
-    print(f"  latency ratio on/off (medians): {on / off:.2f}x  (+{on - off:.2f} ms per request)")
-    sync = medians["on: write in the request"]
-    print(f"  for comparison, writing in the request: {sync / off:.2f}x  (+{sync - off:.2f} ms)")
+        print(f"  {name:<30} {values[0]:8.2f} {medians[name]:10.2f} {p95:8.2f}")
+    off = medians["tracking off"]
+    for name in (EMBEDDED, REDIS, IN_REQUEST):
+        if name in medians:
+            print(
+                f"  latency ratio {name} / off (medians): {medians[name] / off:.2f}x  (+{medians[name] - off:.2f} ms)"
+            )
 
-    writes = count_writes(args, guests)
+    writes = count_writes(args, guests, brokers)
     print(f"\nDatabase writes for {args.accesses} accesses by {args.guests} guests (flush batch {args.batch})")
     print(f"  {'how':<30} {'INSERT':>7} {'UPDATE':>7} {'total':>7} {'seconds':>8}")
     for name, (counter, seconds) in writes.items():
         print(f"  {name:<30} {counter.inserts:7} {counter.updates:7} {counter.total:7} {seconds:8.2f}")
     unbatched, _ = writes["one at a time (row + stamp)"]
-    batched, _ = writes["batched (activity_flush)"]
+    batched, _ = writes["batched, folder broker"]
     print(f"  {'old request path (stamps only)':<30} {0:7} {args.accesses:7} {args.accesses:7}")
     print(f"  write ratio one-at-a-time / batched: {unbatched.total / batched.total:.1f}x")
     fewer = unbatched.updates / batched.updates
     print(f"  stamp UPDATEs: {unbatched.updates} -> {batched.updates} ({fewer:.1f}x fewer)")
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
     return 0
 
 

@@ -1,8 +1,10 @@
 """Helpers for the tests that run the product as shipped, in real processes (tests/system/).
 
 Markers: `embedded` (bin/run in a fresh clone) and `prodinstall` (a virtualenv from requirements.txt alone,
-gunicorn + worker + beat on PostgreSQL and Redis). Each is skipped when what it needs is missing, unless
-REQUIRE_EMBEDDED=1 / REQUIRE_PRODINSTALL=1 (as .ci/run sets), which turns the skip into a failure.
+gunicorn + worker + beat on PostgreSQL and Redis). They take minutes and start servers, so they run only when
+asked for: `bin/test -m embedded`, `bin/test -m prodinstall`, or REQUIRE_EMBEDDED=1 / REQUIRE_PRODINSTALL=1
+(as .ci/run sets); a plain `bin/test` lists them as skipped. When asked for, a missing service is a skip, or a
+failure with REQUIRE_...=1.
 
 Servers listen on free loopback ports; SYSTEM_TEST_PORTS=18250-18299 limits them to a range.
 """
@@ -22,6 +24,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # What a person's shell would pass on; nothing of the test run's own Django settings or services.
 PASSED_ON = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "USER", "LOGNAME", "SHELL", "TERM"}
+
+
+SYSTEM_MARKERS = {"embedded": "EMBEDDED", "prodinstall": "PRODINSTALL"}
+
+
+def pytest_collection_modifyitems(config, items):
+    asked = config.getoption("markexpr") or ""
+    for item in items:
+        for marker, flag in SYSTEM_MARKERS.items():
+            if item.get_closest_marker(marker) and marker not in asked and os.environ.get(f"REQUIRE_{flag}") != "1":
+                item.add_marker(pytest.mark.skip(reason=f"runs when asked for: -m {marker} or REQUIRE_{flag}=1"))
 
 
 def require(flag: str, reason: str):
