@@ -25,6 +25,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 STOP_GRACE_SECONDS = 25
 START_TIMEOUT_SECONDS = 90
@@ -69,10 +70,14 @@ class Supervisor:
                 child.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 print(f"eventsaas: the {name} did not stop in {STOP_GRACE_SECONDS} s; killing it", flush=True)
-        # Whatever is left in the groups (a leader that hung, a pool process it left behind) is killed.
+        # Whatever is left in the groups (a leader that hung, a pool process it left behind) is killed,
+        # and only gone once the kernel says the group is empty.
         for child in self.children.values():
             _signal_group(child, signal.SIGKILL)
             child.wait()
+        deadline = time.monotonic() + 5
+        while any(_group_exists(child) for child in self.children.values()) and time.monotonic() < deadline:
+            time.sleep(0.05)
 
 
 def _signal_group(child: subprocess.Popen, signum: int) -> None:
@@ -80,6 +85,27 @@ def _signal_group(child: subprocess.Popen, signum: int) -> None:
         os.killpg(child.pid, signum)
     except (ProcessLookupError, PermissionError):
         pass  # the group is gone already
+
+
+def _group_exists(child: subprocess.Popen) -> bool:
+    """Whether a live process is left in the child's group (a zombie waiting for init to reap it is not)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        try:
+            os.killpg(child.pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == child.pid and fields[0] != "Z":  # fields: state, ppid, pgrp, ...
+            return True
+    return False
 
 
 def _answers(url: str) -> bool:
