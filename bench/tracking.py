@@ -70,7 +70,7 @@ def setup_django(database_url: str, broker_folder: str):
         DJANGO_ENV="development",
         DEBUG="0",
         # The embedded default's broker: a folder (settings adds the transport's folder options).
-        CELERY_BROKER_URL="filesystem://localhost/",
+        CELERY_BROKER_URL="folder://localhost/",
         CELERY_BROKER_FOLDER=broker_folder,
         CELERY_TASK_ALWAYS_EAGER="0",
     )

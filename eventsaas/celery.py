@@ -16,6 +16,8 @@ from pathlib import Path
 from celery import Celery
 from celery.beat import PersistentScheduler
 
+from eventsaas.broker import is_folder_broker
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "eventsaas.settings")
 
 
@@ -34,8 +36,8 @@ app.autodiscover_tasks()
 
 @app.on_after_configure.connect
 def create_broker_folders(sender, **kwargs):
-    """kombu's filesystem transport expects its folders to exist; whichever process comes first makes them."""
-    if not str(sender.conf.broker_url).startswith("filesystem://"):
+    """The folder broker expects its folders to exist; whichever process comes first makes them."""
+    if not is_folder_broker(sender.conf.broker_url):
         return
     options = sender.conf.broker_transport_options or {}
     for key in ("data_folder_in", "data_folder_out", "control_folder"):

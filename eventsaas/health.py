@@ -18,6 +18,8 @@ from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.recorder import MigrationRecorder
 from django.http import JsonResponse
 
+from eventsaas.broker import is_folder_broker
+
 logger = logging.getLogger(__name__)
 
 # Once every migration on disk was found applied, later probes only check the database answers: this
@@ -57,7 +59,7 @@ def check_broker() -> None:
     from eventsaas.celery import app
 
     folder = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("data_folder_out")
-    if settings.CELERY_BROKER_URL.startswith("filesystem://"):
+    if is_folder_broker(settings.CELERY_BROKER_URL):
         if not (folder and os.path.isdir(folder) and os.access(folder, os.W_OK)):
             raise RuntimeError(f"broker folder {folder} is missing or not writable")
         return

@@ -15,6 +15,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 from django_guid.integrations import CeleryIntegration
 
+from eventsaas.broker import is_folder_broker
 from eventsaas.env import env_bool, env_int, env_list, env_seconds_map, env_str
 from eventsaas.mongodb import MONGODB_APP_CONFIGS, mongodb_database_settings
 
@@ -208,9 +209,9 @@ if USES_MONGODB:
 
 # --- Celery (docs/workers.md) ---------------------------------------------------
 # With a broker server (REDIS_URL or CELERY_BROKER_URL) tasks go to workers through it.
-# The embedded default has none: messages are files in CELERY_BROKER_FOLDER (kombu's
-# filesystem transport), read by the worker and beat that bin/run starts next to the web server.
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "") or REDIS_URL or "filesystem://localhost/"
+# The embedded default has none: messages are files in CELERY_BROKER_FOLDER (eventsaas/broker.py,
+# kombu's filesystem transport), read by the worker and beat that bin/run starts next to the web server.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "") or REDIS_URL or "folder://localhost/"
 CELERY_BROKER_FOLDER = Path(env_str("CELERY_BROKER_FOLDER", "") or BASE_DIR / "var" / "celery")
 # Eager (tasks run inside the caller) only on request, or with kombu's in-process memory broker, which no
 # other process can read.
@@ -247,7 +248,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "interval_step": 0.2,
     "interval_max": 0.5,
 }
-if CELERY_BROKER_URL.startswith("filesystem://"):
+if is_folder_broker(CELERY_BROKER_URL):
     # The embedded default: one folder of message files shared by every process, polled by the
     # worker every second; the exchange tables live next to it (eventsaas/celery.py creates both).
     CELERY_BROKER_TRANSPORT_OPTIONS.update(

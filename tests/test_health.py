@@ -73,7 +73,7 @@ def test_readyz_checks_a_broker_server_when_one_is_configured(client, settings):
 
 
 def test_readyz_checks_the_folder_broker_is_there(client, settings, tmp_path):
-    settings.CELERY_BROKER_URL = "filesystem://localhost/"
+    settings.CELERY_BROKER_URL = "folder://localhost/"
     settings.CELERY_BROKER_TRANSPORT_OPTIONS = {"data_folder_out": str(tmp_path / "queue")}
     with celery_config(task_always_eager=False):
         assert client.get("/readyz").json()["checks"]["broker"] == "failed"

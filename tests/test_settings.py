@@ -90,7 +90,7 @@ def _celery_settings(env: dict) -> list[str]:
 @pytest.mark.parametrize(
     ("env", "expected"),
     [
-        ({}, ["filesystem://localhost/", "False"]),  # embedded default: a folder broker, read by bin/run's worker
+        ({}, ["folder://localhost/", "False"]),  # embedded default: a folder broker, read by bin/run's worker
         ({"CELERY_BROKER_URL": "memory://"}, ["memory://", "True"]),  # no other process can read it
         ({"REDIS_URL": "redis://127.0.0.1:6379/0"}, ["redis://127.0.0.1:6379/0", "False"]),
         ({"CELERY_BROKER_URL": "redis://broker:6379/1"}, ["redis://broker:6379/1", "False"]),
