@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 
 from billing.models import Order, Ticket
 from billing.qr import qr_png
+from eventsaas.mail import email_subject
 from eventsaas.money import money_format
 
 logger = logging.getLogger(__name__)
@@ -55,7 +56,7 @@ def _send(order: Order) -> None:
             "total": money_format(order.total, order.currency),
             "order_url": settings.SITE_URL + order_page_path(order),
         }
-        subject = _("Your tickets for %(event)s") % {"event": event.name}
+        subject = email_subject(_("Your tickets for %(event)s"), event=event.name)
         text = render_to_string("emails/tickets.txt", context)
         html = render_to_string("emails/tickets.html", context)
     email = EmailMultiAlternatives(
@@ -101,7 +102,7 @@ def order_attention_notify(*, order: Order) -> bool:
                 "paid": money_format(order.paid_amount, order.currency),
                 "order_url": settings.SITE_URL + path,
             }
-            subject = _("An order for %(event)s needs you") % {"event": event.name}
+            subject = email_subject(_("An order for %(event)s needs you"), event=event.name)
             text = render_to_string("emails/order_attention.txt", context)
             html = render_to_string("emails/order_attention.html", context)
         email = EmailMultiAlternatives(

@@ -51,6 +51,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "axes",
+    "csp",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -69,6 +71,8 @@ MIDDLEWARE = [
     "eventsaas.logs.RequestLogMiddleware",
     "eventsaas.health.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "eventsaas.middleware.PermissionsPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -78,6 +82,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "tenants.middleware.TenantMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into the lockout answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "eventsaas.urls"
@@ -136,6 +142,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     )
 
 AUTH_USER_MODEL = "tenants.User"
+# django-axes first: every password check (login page, admin, API token) passes its lockout.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -191,17 +199,51 @@ EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "eventsaas <noreply@localhost>")
 
+# --- Hostile clients: throttling (docs/deployment.md, "Throttling") ----------------------------
+# Whom to believe about the client's address (eventsaas/client_ip.py). By default the
+# TCP peer (REMOTE_ADDR); X-Forwarded-For is ignored unless TRUSTED_PROXY_COUNT proxies
+# in front of the app each append to it. CLIENT_IP_HEADER instead names a header (META
+# key, e.g. HTTP_X_REAL_IP) that the proxy overwrites; RATELIMIT_IP_META_KEY is its old name.
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
+CLIENT_IP_HEADER = env_str("CLIENT_IP_HEADER", "") or env_str("RATELIMIT_IP_META_KEY", "")
+if TRUSTED_PROXY_COUNT < 0:
+    raise ImproperlyConfigured("TRUSTED_PROXY_COUNT must be 0 or more")
+RATELIMIT_IP_META_KEY = "eventsaas.client_ip.client_ip"
 # Guest code login: attempts allowed per client address and per code.
 GUEST_LOGIN_RATE_PER_CLIENT = env_str("GUEST_LOGIN_RATE_PER_CLIENT", "10/m")
 GUEST_LOGIN_RATE_PER_CODE = env_str("GUEST_LOGIN_RATE_PER_CODE", "5/m")
-# Where the client address is read for throttling. Behind a trusted proxy that
-# overwrites it, e.g. HTTP_X_REAL_IP; never a header clients can set themselves.
-RATELIMIT_IP_META_KEY = env_str("RATELIMIT_IP_META_KEY", "") or None
+# Organizer passwords (login page, admin, API token): django-axes counts failures per
+# client address and, separately, per account, in the default cache (Redis in production).
+# LOGIN_FAILURE_LIMIT failures lock that address or account for LOGIN_LOCKOUT_MINUTES;
+# tries during the lockout do not extend it, and a password reset (emailed link) ends it.
+LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
+LOGIN_LOCKOUT_MINUTES = env_int("LOGIN_LOCKOUT_MINUTES", 15)
+AXES_HANDLER = "axes.handlers.cache.AxesCacheHandler"
+AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_LOCKOUT_MINUTES)
+AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]
+AXES_RESET_ON_SUCCESS = True
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_CLIENT_IP_CALLABLE = "eventsaas.client_ip.client_network"
+# The login forms' field and authenticate()'s keyword are both "username" (holding the email).
+AXES_USERNAME_FORM_FIELD = "username"
+AXES_USERNAME_CALLABLE = "tenants.throttling.login_username"
+AXES_LOCKOUT_CALLABLE = "tenants.throttling.lockout_response"
+# The cache handler keeps nothing in the database: no admin pages over empty tables.
+AXES_ENABLE_ADMIN = False
+AXES_DISABLE_ACCESS_LOG = True
+AXES_VERBOSE = False
+# Password reset emails per client address and per address asked for; sign-ups
+# (and invitation sign-ups) per client address; verification emails per account.
+PASSWORD_RESET_RATE_PER_CLIENT = env_str("PASSWORD_RESET_RATE_PER_CLIENT", "5/h")
+PASSWORD_RESET_RATE_PER_EMAIL = env_str("PASSWORD_RESET_RATE_PER_EMAIL", "3/h")
+SIGNUP_RATE_PER_CLIENT = env_str("SIGNUP_RATE_PER_CLIENT", "10/h")
+VERIFICATION_EMAIL_RATE_PER_USER = env_str("VERIFICATION_EMAIL_RATE_PER_USER", "3/h")
 # Ticket checkouts (shop page and API together) per client address.
 TICKET_CHECKOUT_RATE_PER_CLIENT = env_str("TICKET_CHECKOUT_RATE_PER_CLIENT", "20/m")
-# django-ratelimit warns about LocMemCache: it is per process, which is what the
-# single-process embedded default runs; production sets REDIS_URL.
-SILENCED_SYSTEM_CHECKS = [] if REDIS_URL else ["django_ratelimit.E003", "django_ratelimit.W001"]
+# django-ratelimit and django-axes warn about LocMemCache: it is per process, which is
+# what the single-process embedded default runs; production sets REDIS_URL.
+SILENCED_SYSTEM_CHECKS = [] if REDIS_URL else ["django_ratelimit.E003", "django_ratelimit.W001", "axes.W001"]
 if USES_MONGODB:
     # MongoDB does not enforce CheckConstraint; the same rules are field
     # validators that the services run (full_clean) before saving.
@@ -377,6 +419,40 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", False) else None
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# No address of ours (guest links carry the personal code) leaves the site in a Referer header.
+SECURE_REFERRER_POLICY = "same-origin"
+# Browser features the pages may use (eventsaas/middleware.py): only the camera, for check-in scans.
+PERMISSIONS_POLICY = {
+    "accelerometer": "()",
+    "camera": "(self)",
+    "geolocation": "()",
+    "gyroscope": "()",
+    "magnetometer": "()",
+    "microphone": "()",
+    "payment": "()",
+    "usb": "()",
+}
+# Content-Security-Policy (django-csp): scripts and styles from this site only, so no
+# inline script or event handler runs (templates keep none: static/js/ has them).
+# Forms may post here and send the buyer on to Stripe Checkout.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'", "https://checkout.stripe.com"],
+    },
+}
+# /.well-known/security.txt (RFC 9116): where to report vulnerabilities. Default: the
+# sender address of the site's emails (DEFAULT_FROM_EMAIL); set a real inbox in production.
+SECURITY_CONTACT = env_str("SECURITY_CONTACT", "")
+SECURITY_POLICY_URL = env_str("SECURITY_POLICY_URL", "")
 
 # Logs (eventsaas/logs.py): one line per request, every line with the request id, which follows the
 # request into the tasks it enqueues. JSON lines in production (LOG_FORMAT=json), text for people.
@@ -443,11 +519,16 @@ JWT_PRIVATE_KEY_FILES = env_list("JWT_PRIVATE_KEY_FILES", [])
 JWT_RETIRED_PUBLIC_KEY_FILES = env_list("JWT_RETIRED_PUBLIC_KEY_FILES", [])
 JWT_DEVELOPMENT_KEY_FILE = env_str("JWT_DEVELOPMENT_KEY_FILE", str(BASE_DIR / "var" / "jwt" / "signing-key.pem"))
 JWT_GUEST_TOKEN_LIFETIME = timedelta(minutes=env_int("JWT_GUEST_TOKEN_MINUTES", 12 * 60))
+# How long a process may trust its cached copy of an organizer's token version and
+# refresh family (tenants/token_state.py). Revocations write the cache at once; this
+# bounds how late a process without a shared cache (no REDIS_URL) notices one.
+TOKEN_STATE_CACHE_SECONDS = env_int("TOKEN_STATE_CACHE_SECONDS", 30)
 SIMPLE_JWT = {
     "ALGORITHM": "RS256",
     "ACCESS_TOKEN_LIFETIME": timedelta(minutes=env_int("JWT_ACCESS_TOKEN_MINUTES", 10)),
     "REFRESH_TOKEN_LIFETIME": timedelta(days=env_int("JWT_REFRESH_TOKEN_DAYS", 1)),
-    # No rotation/blacklist: the blacklist app needs SQL tables that MongoDB lacks.
+    # Rotation and reuse detection are ours (tenants/token_state.py: one family row per
+    # login, compare-and-set); simplejwt's blacklist app needs SQL tables that MongoDB lacks.
     "ROTATE_REFRESH_TOKENS": False,
     "UPDATE_LAST_LOGIN": False,
     "USER_ID_FIELD": "id",

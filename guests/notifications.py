@@ -29,6 +29,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy as _
 
 from events.models import Event
+from eventsaas.mail import email_subject
 from guests.models import Guest, GuestMessage
 from tenants.selectors import event_organizer_emails
 
@@ -79,7 +80,7 @@ def _send_claimed(*, message: GuestMessage, event: Event, template: str, subject
     """Render and send the claimed message, then record the result; re-raises the sending error."""
     with translation.override(event.language), timezone.override(event.tzinfo):
         context = {"event": event, "site_url": settings.SITE_URL, **context}
-        subject_text = str(subject) % {"event": event.name}
+        subject_text = email_subject(subject, event=event.name)
         text = render_to_string(f"emails/{template}.txt", context)
         html = render_to_string(f"emails/{template}.html", context)
     email = EmailMultiAlternatives(

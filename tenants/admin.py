@@ -7,7 +7,8 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from tenants.models import AuditLog, FailedTask, Invitation, Membership, Tenant, User
-from tenants.services import failed_task_retry
+from tenants.services import failed_task_retry, membership_changed_by_staff, user_deactivated, user_deleted
+from tenants.token_state import user_tokens_revoke
 
 
 class MembershipInline(admin.TabularInline):
@@ -32,13 +33,64 @@ class UserAdmin(DjangoUserAdmin):
     ]
     add_fieldsets = [(None, {"classes": ["wide"], "fields": ["email", "password1", "password2"]})]
 
+    # A new password ends the person's API tokens through User.save(), whichever form set it.
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if change and "is_active" in form.changed_data:
+            if obj.is_active:
+                user_tokens_revoke(user_id=obj.pk)  # publishes the version again; old tokens stay dead
+            else:
+                user_deactivated(user=obj, acting_user=request.user)
+
+    def delete_model(self, request, obj):
+        user_id = obj.pk
+        super().delete_model(request, obj)
+        user_deleted(user_id=user_id)
+
+    def delete_queryset(self, request, queryset):
+        user_ids = list(queryset.values_list("pk", flat=True))
+        super().delete_queryset(request, queryset)
+        for user_id in user_ids:
+            user_deleted(user_id=user_id)
+
+
+def _memberships_changed_by_staff(request, memberships, *, removed: bool) -> None:
+    for membership in memberships:
+        membership_changed_by_staff(membership=membership, acting_user=request.user, removed=removed)
+
 
 @admin.register(Tenant)
 class TenantAdmin(admin.ModelAdmin):
     list_display = ["name", "slug", "created_at"]
     search_fields = ["name", "slug"]
-    readonly_fields = ["created_at"]
+    readonly_fields = ["created_at", "verified_at"]
     inlines = [MembershipInline]
+
+    def save_formset(self, request, form, formset, change):
+        if formset.model is not Membership:
+            return super().save_formset(request, form, formset, change)
+        # The rows as they were: a membership moved to another user ends the old user's access too.
+        before = {m.pk: m for m in Membership.objects.for_tenant(form.instance)} if change else {}
+        super().save_formset(request, form, formset, change)
+        changed = []
+        for membership, _fields in formset.changed_objects:
+            changed.append(membership)
+            previous = before.get(membership.pk)
+            if previous is not None and previous.user_id != membership.user_id:
+                changed.append(previous)
+        _memberships_changed_by_staff(request, changed, removed=False)
+        _memberships_changed_by_staff(request, formset.deleted_objects, removed=True)
+
+    def delete_model(self, request, obj):
+        members = list(Membership.objects.for_tenant(obj))
+        super().delete_model(request, obj)
+        _memberships_changed_by_staff(request, members, removed=True)
+
+    def delete_queryset(self, request, queryset):
+        members = list(Membership.objects.filter(tenant_id__in=list(queryset.values_list("pk", flat=True))))
+        super().delete_queryset(request, queryset)
+        _memberships_changed_by_staff(request, members, removed=True)
 
 
 @admin.register(Membership)
@@ -49,6 +101,22 @@ class MembershipAdmin(admin.ModelAdmin):
     list_select_related = ["user", "tenant"]
     autocomplete_fields = ["user", "tenant"]
     readonly_fields = ["created_at"]
+
+    def save_model(self, request, obj, form, change):
+        previous = Membership.objects.filter(pk=obj.pk).first() if change else None
+        super().save_model(request, obj, form, change)
+        if previous is not None and form.changed_data:
+            changed = [previous] if previous.user_id == obj.user_id else [previous, obj]
+            _memberships_changed_by_staff(request, changed, removed=False)
+
+    def delete_model(self, request, obj):
+        super().delete_model(request, obj)
+        _memberships_changed_by_staff(request, [obj], removed=True)
+
+    def delete_queryset(self, request, queryset):
+        members = list(queryset)
+        super().delete_queryset(request, queryset)
+        _memberships_changed_by_staff(request, members, removed=True)
 
 
 @admin.register(Invitation)

@@ -1,4 +1,4 @@
-"""Organizer tokens and the public keys."""
+"""Organizer tokens (log in, refresh, log out) and the public keys."""
 
 from django.contrib.auth import authenticate
 from django.http import JsonResponse
@@ -12,9 +12,25 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework_simplejwt.exceptions import TokenError
 
-from eventsaas.api import BAD_REQUEST, StrictSerializer
+from eventsaas.api import BAD_REQUEST, ERROR, StrictSerializer
 from tenants import tokens
 from tenants.keys import keyring
+from tenants.throttling import lockout_response
+
+TOKEN_NOT_VALID = OpenApiResponse(
+    ERROR,
+    description="`token_not_valid`: invalid, expired, used up or revoked refresh token; "
+    "`token_reused`: it had been used before, so every token of that login is now revoked",
+)
+
+
+def _token_error(exc) -> Response:
+    code = "token_reused" if isinstance(exc, tokens.TokenReused) else "token_not_valid"
+    return Response(
+        {"code": code, "detail": str(exc)},
+        status=status.HTTP_401_UNAUTHORIZED,
+        headers={"WWW-Authenticate": 'Bearer realm="api"'},
+    )
 
 
 @require_GET
@@ -43,8 +59,10 @@ class TokenObtainApi(APIView):
         responses={
             200: TokenPairSerializer,
             400: BAD_REQUEST,
-            401: OpenApiResponse(description="Wrong email or password"),
-            429: OpenApiResponse(description="Too many attempts"),
+            401: OpenApiResponse(ERROR, description="Wrong email or password"),
+            429: OpenApiResponse(
+                ERROR, description="Too many attempts from this client address or for this account; see Retry-After"
+            ),
         },
         tags=["auth"],
     )
@@ -60,6 +78,9 @@ class TokenObtainApi(APIView):
         user = authenticate(
             request._request, username=data.validated_data["email"].lower(), password=data.validated_data["password"]
         )
+        if getattr(request._request, "axes_locked_out", False):
+            # django-axes refused (or just locked) this address or account; no password was checked.
+            return lockout_response(request._request)
         if user is None:
             return Response(
                 {"code": "invalid_credentials", "detail": "Wrong email or password."},
@@ -76,17 +97,11 @@ class TokenRefreshApi(APIView):
     class InputSerializer(StrictSerializer):
         refresh = serializers.CharField(max_length=4096)
 
-    class OutputSerializer(serializers.Serializer):
-        access = serializers.CharField()
-
     @extend_schema(
         operation_id="organizer_token_refresh",
         request=InputSerializer,
-        responses={
-            200: OutputSerializer,
-            400: BAD_REQUEST,
-            401: OpenApiResponse(description="Invalid or expired refresh token"),
-        },
+        responses={200: TokenPairSerializer, 400: BAD_REQUEST, 401: TOKEN_NOT_VALID},
+        description="Rotates: answers a new access token and the next refresh token; the one sent is used up.",
         tags=["auth"],
     )
     def post(self, request):
@@ -95,8 +110,29 @@ class TokenRefreshApi(APIView):
         try:
             return Response(tokens.organizer_token_refresh(data.validated_data["refresh"]))
         except (TokenError, tokens.InvalidToken) as exc:
-            return Response(
-                {"code": "token_not_valid", "detail": str(exc)},
-                status=status.HTTP_401_UNAUTHORIZED,
-                headers={"WWW-Authenticate": 'Bearer realm="api"'},
-            )
+            return _token_error(exc)
+
+
+class LogoutApi(APIView):
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    class InputSerializer(StrictSerializer):
+        refresh = serializers.CharField(max_length=4096)
+
+    @extend_schema(
+        operation_id="organizer_logout",
+        request=InputSerializer,
+        responses={204: None, 400: BAD_REQUEST, 401: TOKEN_NOT_VALID},
+        description="Ends this login: its refresh token and every access token it issued stop working. "
+        "Logging out twice is harmless.",
+        tags=["auth"],
+    )
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            tokens.organizer_logout(data.validated_data["refresh"])
+        except (TokenError, tokens.InvalidToken) as exc:
+            return _token_error(exc)
+        return Response(status=status.HTTP_204_NO_CONTENT)

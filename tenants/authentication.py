@@ -1,7 +1,13 @@
-"""DRF authentication from a bearer JWT, checked with public keys only (no database)."""
+"""DRF authentication from a bearer JWT.
+
+The signature and claims are checked with public keys only; an organizer's
+token is then checked against the cached token state (its version and its
+refresh family, tenants.token_state), which costs two cache reads.
+"""
 
 from rest_framework import authentication, exceptions
 
+from tenants.token_state import organizer_access_is_current
 from tenants.token_verification import InvalidToken, verify
 
 
@@ -54,6 +60,8 @@ class JWTAuthentication(authentication.BaseAuthentication):
             raise exceptions.AuthenticationFailed("An access token is required.")
         if claims.get("role") not in ("guest", "organizer"):  # a tuple: a list or object role is refused, not a 500
             raise exceptions.AuthenticationFailed("Unknown role.")
+        if claims["role"] == "organizer" and not organizer_access_is_current(claims):
+            raise exceptions.AuthenticationFailed("This token was revoked: log in again.")
         return TokenIdentity(claims), claims
 
     def authenticate_header(self, request):

@@ -47,6 +47,13 @@ class InvitationForm(forms.Form):
     )
 
 
+class TeamRoleForm(forms.Form):
+    role = forms.ChoiceField(
+        label=_("Role"),
+        choices=[(Role.ADMIN, Role.ADMIN.label), (Role.VIEWER, Role.VIEWER.label), (Role.DOOR, Role.DOOR.label)],
+    )
+
+
 class InvitationSignupForm(forms.Form):
     first_name = forms.CharField(label=_("First name"), max_length=150, required=False)
     last_name = forms.CharField(label=_("Last name"), max_length=150, required=False)

@@ -38,6 +38,12 @@ class User(AbstractUser):
     username = None
     email = models.EmailField(_("email address"), unique=True)
 
+    # Part of every organizer access token; bumped when the account's access changes
+    # (removed from an organization, new role, deactivated, new password): older tokens stop working.
+    token_version = models.PositiveIntegerField(_("token version"), default=0, editable=False)
+    # Set when the person opened the emailed verification link (or signed up from an emailed invitation).
+    email_verified_at = models.DateTimeField(_("email verified at"), null=True, blank=True, editable=False)
+
     USERNAME_FIELD = "email"
     REQUIRED_FIELDS: list[str] = []
 
@@ -45,6 +51,22 @@ class User(AbstractUser):
 
     def __str__(self):
         return self.email
+
+    @property
+    def is_email_verified(self) -> bool:
+        return self.email_verified_at is not None
+
+    def save(self, *args, **kwargs):
+        # Django's own AbstractBaseUser.save() tells password validators about a new
+        # password the same way (`_password` is set by set_password, not by a hash
+        # upgrade at login). Here, so that every path that sets a password (reset
+        # link, account page, admin, `manage.py changepassword`) ends the API tokens.
+        password_changed = self._password is not None and not self._state.adding
+        super().save(*args, **kwargs)
+        if password_changed:
+            from tenants.token_state import user_tokens_revoke
+
+            user_tokens_revoke(user_id=self.pk, families=True)
 
 
 class Tenant(models.Model):
@@ -54,6 +76,9 @@ class Tenant(models.Model):
     name = models.CharField(_("name"), max_length=200)
     slug = models.SlugField(_("slug"), max_length=60, unique=True)
     created_at = models.DateTimeField(_("created at"), default=timezone.now, editable=False)
+    # Set once, when an owner has verified their email address. Until then the organization
+    # sets up events but sends no email to guests and sells no tickets.
+    verified_at = models.DateTimeField(_("verified at"), null=True, blank=True, editable=False)
 
     class Meta:
         verbose_name = _("organization")
@@ -62,6 +87,10 @@ class Tenant(models.Model):
 
     def __str__(self):
         return self.name
+
+    @property
+    def is_verified(self) -> bool:
+        return self.verified_at is not None
 
 
 class TenantScopedQuerySet(models.QuerySet):
@@ -157,6 +186,46 @@ class Invitation(models.Model):
 
     def is_usable(self, now=None) -> bool:
         return self.accepted_at is None and (now or timezone.now()) < self.expires_at
+
+
+class RefreshTokenFamily(models.Model):
+    """One API login's chain of refresh tokens: each refresh replaces the token by the next generation.
+
+    Refreshing is a compare-and-set on `generation` (one row, atomic on every
+    database): presenting generation n moves the family to n + 1 once. Presenting
+    an older generation again means a copy of a used token is in someone's hands,
+    so the whole family is revoked, and so are the access tokens it issued
+    (they carry the family's id). Logout revokes it too.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.CASCADE, verbose_name=_("user"), related_name="+", db_index=False
+    )
+    generation = models.PositiveIntegerField(_("generation"), default=0)
+    created_at = models.DateTimeField(_("created at"), default=timezone.now, editable=False)
+    last_used_at = models.DateTimeField(_("last refreshed at"), null=True, blank=True)
+    # The refresh tokens of a family never outlive its first one: then the person logs in again.
+    expires_at = models.DateTimeField(_("expires at"))
+    revoked_at = models.DateTimeField(_("revoked at"), null=True, blank=True)
+    revoked_reason = models.CharField(_("why it was revoked"), max_length=30, blank=True)
+
+    class Meta:
+        verbose_name = _("API login")
+        verbose_name_plural = _("API logins")
+        indexes = [
+            # Revoking every login of a user (new password, deactivation).
+            models.Index(fields=["user", "revoked_at"], name="tokenfamily_user_revoked"),
+            # The daily cleanup of expired families.
+            models.Index(fields=["expires_at"], name="tokenfamily_expires"),
+        ]
+
+    def __str__(self):
+        return f"{self.user_id} #{self.generation}"
+
+    @property
+    def is_revoked(self) -> bool:
+        return self.revoked_at is not None
 
 
 class AuditLog(models.Model):

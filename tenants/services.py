@@ -6,6 +6,7 @@ from functools import partial
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core import signing
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
@@ -14,7 +15,9 @@ from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
+from eventsaas.mail import email_subject
 from tenants.models import AuditLog, FailedTask, Invitation, Membership, Role, Tenant
+from tenants.token_state import user_token_state_forget, user_tokens_revoke
 
 User = get_user_model()
 
@@ -66,14 +69,42 @@ def tenant_create(*, name: str, owner) -> Tenant:
         except IntegrityError:
             continue
         Membership.objects.create(tenant=tenant, user=owner, role=Role.OWNER)
+        if owner.is_email_verified:
+            Tenant.objects.filter(pk=tenant.pk).update(verified_at=owner.email_verified_at)
+            tenant.verified_at = owner.email_verified_at
         audit_log_record(action="tenant.created", tenant=tenant, actor_user=owner, object_id=tenant.pk)
         return tenant
     raise ValidationError(_("Could not choose a unique address for this organization; try another name."))
 
 
-@transaction.atomic
-def user_signup(*, email: str, password: str, organization_name: str, first_name: str = "", last_name: str = ""):
-    """Create an organizer account and its first organization (both or neither)."""
+def user_signup(
+    *,
+    email: str,
+    password: str,
+    organization_name: str,
+    first_name: str = "",
+    last_name: str = "",
+    verification_url_builder=None,
+):
+    """Create an organizer account and its first organization (both or neither), and ask to verify the email.
+
+    Until the address is verified, the organization can set up events but sends
+    no email to guests and sells no tickets.
+    """
+    with transaction.atomic():
+        user, tenant = _user_signup(
+            email=email,
+            password=password,
+            organization_name=organization_name,
+            first_name=first_name,
+            last_name=last_name,
+        )
+    if verification_url_builder is not None:
+        email_verification_send(user=user, url_builder=verification_url_builder)
+    return user, tenant
+
+
+def _user_signup(*, email: str, password: str, organization_name: str, first_name: str = "", last_name: str = ""):
     email = User.objects.normalize_email(email).lower()
     if User.objects.filter(email=email).exists():
         raise ValidationError({"email": _("An account with this email already exists.")})
@@ -89,6 +120,58 @@ def user_signup(*, email: str, password: str, organization_name: str, first_name
         user.delete()
         raise
     return user, tenant
+
+
+# --- email verification ------------------------------------------------------------------------
+
+EMAIL_VERIFICATION_SALT = "tenants.email-verification"
+EMAIL_VERIFICATION_VALIDITY = timedelta(days=3)
+
+
+def email_verification_token(*, user) -> str:
+    """A signed, expiring token naming the account and the address it confirms (a changed address voids it)."""
+    return signing.dumps({"user": str(user.pk), "email": user.email}, salt=EMAIL_VERIFICATION_SALT)
+
+
+def email_verification_send(*, user, url_builder) -> None:
+    """Email the verification link (`url_builder(token)` makes it absolute)."""
+    link = url_builder(email_verification_token(user=user))
+    send_mail(
+        subject=email_subject(_("Confirm your email address for eventsaas")),
+        message=render_to_string("tenants/email/verify_email.txt", {"user": user, "link": link}),
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        recipient_list=[user.email],
+    )
+
+
+def email_verify(*, token: str):
+    """The account the link confirms, now verified; None for a bad, expired or outdated link."""
+    try:
+        data = signing.loads(
+            token, salt=EMAIL_VERIFICATION_SALT, max_age=int(EMAIL_VERIFICATION_VALIDITY.total_seconds())
+        )
+    except signing.BadSignature:
+        return None
+    if not isinstance(data, dict):
+        return None
+    user = User.objects.filter(pk=data.get("user"), email=data.get("email"), is_active=True).first()
+    if user is None:
+        return None
+    email_mark_verified(user=user)
+    return user
+
+
+def email_mark_verified(*, user) -> None:
+    """Record that the person reads this address; their organizations may now email guests and sell tickets.
+
+    Compare-and-set on the empty timestamp: verifying twice records once.
+    """
+    now = timezone.now()
+    if User.objects.filter(pk=user.pk, email_verified_at__isnull=True).update(email_verified_at=now):
+        user.email_verified_at = now
+        audit_log_record(action="user.email_verified", actor_user=user, object_id=user.pk)
+    owned = Membership.objects.filter(user_id=user.pk, role=Role.OWNER).values_list("tenant_id", flat=True)
+    Tenant.objects.filter(pk__in=list(owned), verified_at__isnull=True).update(verified_at=user.email_verified_at)
 
 
 def invitation_create(*, tenant, email: str, role: str, acting_membership, accept_url_builder) -> Invitation:
@@ -111,7 +194,7 @@ def invitation_create(*, tenant, email: str, role: str, acting_membership, accep
     accept_url = accept_url_builder(invitation)
     context = {"invitation": invitation, "accept_url": accept_url, "inviter": acting_membership.user}
     send_mail(
-        subject=_("You are invited to join %(org)s on eventsaas") % {"org": tenant.name},
+        subject=email_subject(_("You are invited to join %(org)s on eventsaas"), org=tenant.name),
         message=render_to_string("tenants/email/invitation.txt", context),
         from_email=settings.DEFAULT_FROM_EMAIL,
         recipient_list=[email],
@@ -154,7 +237,8 @@ def user_signup_from_invitation(*, invitation: Invitation, password: str, first_
     """Create the invited person's account and accept the invitation (both or neither)."""
     if User.objects.filter(email=invitation.email).exists():
         raise ValidationError({"email": _("An account with this email already exists; log in to accept.")})
-    user = User(email=invitation.email, first_name=first_name, last_name=last_name)
+    # The invitation came by email to this address: that proves it.
+    user = User(email=invitation.email, first_name=first_name, last_name=last_name, email_verified_at=timezone.now())
     user.set_password(password)
     user.save()
     try:
@@ -163,6 +247,87 @@ def user_signup_from_invitation(*, invitation: Invitation, password: str, first_
         user.delete()  # see user_signup: no orphan account on any database
         raise
     return user, membership
+
+
+# --- access changes: each one ends the person's API tokens (tenants/token_state.py) -------------
+
+TEAM_ROLES = (Role.ADMIN, Role.VIEWER, Role.DOOR)
+
+
+def _check_team_change(*, membership: Membership, acting_membership: Membership) -> None:
+    if not acting_membership.can_manage_team:
+        raise PermissionDenied(_("Only an owner can change the team."))
+    if membership.tenant_id != acting_membership.tenant_id:
+        raise PermissionDenied(_("Only an owner can change the team."))
+    if membership.role == Role.OWNER:
+        raise ValidationError(_("An owner's role cannot be changed or removed here."))
+
+
+def membership_role_change(*, membership: Membership, role: str, acting_membership: Membership) -> Membership:
+    """Give a teammate another role; their API tokens stop at once (a refresh gets the new role)."""
+    _check_team_change(membership=membership, acting_membership=acting_membership)
+    if role not in TEAM_ROLES:
+        raise ValidationError({"role": _("Choose admin, viewer or door staff.")})
+    previous = membership.role
+    if previous == role:
+        return membership
+    Membership.objects.filter(pk=membership.pk).update(role=role)
+    membership.role = role
+    user_tokens_revoke(user_id=membership.user_id)
+    audit_log_record(
+        action="membership.role_changed",
+        tenant_id=membership.tenant_id,
+        actor_user=acting_membership.user,
+        object_id=membership.pk,
+        data={"user": str(membership.user_id), "from": previous, "to": role},
+    )
+    return membership
+
+
+def membership_remove(*, membership: Membership, acting_membership: Membership) -> None:
+    """Take a teammate out of the organization; their API tokens stop at once."""
+    _check_team_change(membership=membership, acting_membership=acting_membership)
+    Membership.objects.filter(pk=membership.pk).delete()
+    user_tokens_revoke(user_id=membership.user_id)
+    audit_log_record(
+        action="membership.removed",
+        tenant_id=membership.tenant_id,
+        actor_user=acting_membership.user,
+        object_id=membership.pk,
+        data={"user": str(membership.user_id), "role": membership.role},
+    )
+
+
+def membership_changed_by_staff(*, membership: Membership, acting_user, removed: bool = False) -> None:
+    """Django admin changed or deleted a membership (the admin wrote the row): end that person's tokens."""
+    user_tokens_revoke(user_id=membership.user_id)
+    audit_log_record(
+        action="membership.removed" if removed else "membership.changed",
+        tenant_id=membership.tenant_id,
+        actor_user=acting_user,
+        object_id=membership.pk,
+        data={"user": str(membership.user_id), "role": membership.role, "by_staff": True},
+    )
+
+
+def user_deactivated(*, user, acting_user) -> None:
+    """The account was switched off: every token and refresh token ends, and it cannot log in again."""
+    user_tokens_revoke(user_id=user.pk, families=True)
+    audit_log_record(action="user.deactivated", actor_user=acting_user, object_id=user.pk)
+
+
+def user_deleted(*, user_id) -> None:
+    user_token_state_forget(user_id=user_id)
+
+
+def user_password_change(*, user, password: str, acting_user=None) -> None:
+    """Set a new password. Every API token ends (User.save does it for every path) and a login lockout ends."""
+    from tenants.throttling import login_lockout_clear
+
+    user.set_password(password)
+    user.save(update_fields=["password"])
+    login_lockout_clear(email=user.email)
+    audit_log_record(action="user.password_changed", actor_user=acting_user or user, object_id=user.pk)
 
 
 def failed_task_record(

@@ -3,24 +3,37 @@
 Guests get a short access token after code + last name; organizers get a
 simplejwt access/refresh pair whose claims list their organizations and roles.
 Both are RS256 JWTs with a `kid` header; anything holding the public keys
-(/.well-known/jwks.json) can check them, including an external gateway.
+(/.well-known/jwks.json) can check their signature and claims, including an
+external gateway. Whether an organizer's access still stands (the token
+version `ver`, the refresh family `fam`) is state the application checks
+(tenants.token_state); refresh tokens rotate on every use.
 """
 
 import hashlib
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import jwt
 from django.conf import settings
 from django.utils import timezone
 from rest_framework_simplejwt.backends import TokenBackend
+from rest_framework_simplejwt.exceptions import TokenError
 from rest_framework_simplejwt.tokens import AccessToken, RefreshToken
 
 from tenants.keys import keyring
 from tenants.token_verification import InvalidToken
 from tenants.token_verification import verify as verify_token
 
-__all__ = ["InvalidToken", "sign", "guest_access_token", "organizer_token_pair", "organizer_token_refresh"]
+__all__ = [
+    "InvalidToken",
+    "TokenError",
+    "TokenReused",
+    "sign",
+    "guest_access_token",
+    "organizer_token_pair",
+    "organizer_token_refresh",
+    "organizer_logout",
+]
 
 ROLE_GUEST = "guest"
 ROLE_ORGANIZER = "organizer"
@@ -75,6 +88,9 @@ class _SignerBackend(TokenBackend):
 
 _backend = _SignerBackend()
 
+# Claims an access token copies from its refresh token; the rest it gets fresh.
+_REFRESH_ONLY_CLAIMS = {"token_type", "exp", "jti", "iat", "iss", "aud", "gen"}
+
 
 class OrganizerRefreshToken(RefreshToken):
     def get_token_backend(self):
@@ -85,7 +101,7 @@ class OrganizerRefreshToken(RefreshToken):
         access = OrganizerAccessToken()
         access.set_exp(from_time=self.current_time)
         for claim, value in self.payload.items():
-            if claim not in {"token_type", "exp", "jti", "iat", "iss", "aud"}:
+            if claim not in _REFRESH_ONLY_CLAIMS:
                 access[claim] = value
         return access
 
@@ -106,29 +122,81 @@ def organizer_claims(user) -> dict:
     }
 
 
-def organizer_token_pair(user) -> dict:
-    refresh = OrganizerRefreshToken.for_user(user)
+def _pair(*, user, family, refresh: OrganizerRefreshToken) -> dict:
+    """Sign generation `family.generation` of the family's refresh token and an access token for it.
+
+    The version is read after the claims, so a change of access made in between
+    (which bumps the version after writing) leaves these tokens already stale.
+    """
+    from tenants.token_state import user_token_version
+
     for claim, value in organizer_claims(user).items():
         refresh[claim] = value
-    return {"refresh": str(refresh), "access": str(refresh.access_token)}
+    refresh["fam"] = str(family.pk)
+    refresh["gen"] = family.generation
+    refresh.payload["exp"] = int(family.expires_at.timestamp())
+    access = refresh.access_token
+    access["ver"] = user_token_version(user_id=user.pk)
+    return {"refresh": str(refresh), "access": str(access)}
+
+
+def organizer_token_pair(user) -> dict:
+    """A new API login: a refresh-token family of its own, generation 0, and an access token."""
+    from tenants.token_state import token_family_create
+
+    refresh = OrganizerRefreshToken.for_user(user)
+    expires_at = datetime.fromtimestamp(refresh["exp"], tz=UTC)
+    family = token_family_create(user=user, expires_at=expires_at)
+    return _pair(user=user, family=family, refresh=refresh)
 
 
 def organizer_token_refresh(raw_refresh: str) -> dict:
-    """A new access token with organizations re-read from the database.
+    """Rotate: a new access token and the family's next refresh token, organizations re-read.
 
-    Membership changes therefore reach tokens within one access lifetime.
+    The presented refresh token is used up. Presenting it again revokes its
+    whole family (TokenReused), including the access tokens it issued.
     """
     from django.contrib.auth import get_user_model
 
-    refresh = OrganizerRefreshToken(raw_refresh)
-    user = get_user_model().objects.filter(pk=refresh["sub"], is_active=True).first()
-    if user is None:
-        from rest_framework_simplejwt.exceptions import TokenError
+    from tenants.token_state import token_family_revoke, token_family_rotate
 
+    presented = OrganizerRefreshToken(raw_refresh)
+    family, reused = token_family_rotate(family_id=presented.get("fam"), generation=presented.get("gen"))
+    if reused:
+        _audit_reuse(presented)
+        raise TokenReused("This refresh token was already used; every token of this login is revoked.")
+    if family is None or str(family.user_id) != str(presented["sub"]):
+        raise TokenError("This refresh token is no longer valid.")
+    user = get_user_model().objects.filter(pk=family.user_id, is_active=True).first()
+    if user is None:
+        token_family_revoke(family_id=family.pk, reason="access_changed")
         raise TokenError("User is inactive or gone")
-    for claim, value in organizer_claims(user).items():
-        refresh[claim] = value
-    return {"access": str(refresh.access_token)}
+    # A fresh token object: the presented one's jti, iat and exp do not carry over.
+    return _pair(user=user, family=family, refresh=OrganizerRefreshToken.for_user(user))
+
+
+def organizer_logout(raw_refresh: str) -> None:
+    """End one API login: its refresh family and every access token it issued. Logging out twice is harmless."""
+    from tenants.token_state import token_family_revoke
+
+    presented = OrganizerRefreshToken(raw_refresh)
+    if not presented.get("fam"):
+        raise TokenError("This refresh token belongs to no login.")
+    token_family_revoke(family_id=presented["fam"], reason="logout")
+
+
+def _audit_reuse(presented: OrganizerRefreshToken) -> None:
+    from tenants.services import audit_log_record
+
+    audit_log_record(
+        action="tokens.refresh_reused",
+        object_id=presented.get("fam"),
+        data={"user": str(presented.get("sub")), "generation": presented.get("gen")},
+    )
+
+
+class TokenReused(TokenError):
+    """A refresh token came back after it was used: its family is revoked."""
 
 
 def guest_token_lifetime() -> timedelta:

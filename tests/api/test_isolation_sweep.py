@@ -426,6 +426,7 @@ PUBLIC_PROBES = {
     "guest_login": _login_probes,
     "organizer_token": _token_probes,
     "organizer_token_refresh": _refresh_probes,
+    "organizer_logout": _refresh_probes,
     "ticket_type_list": _ticket_type_list_probes,
     "checkout_start": _checkout_probes,
 }
@@ -435,6 +436,7 @@ PUBLIC_SUCCESS = {
     "guest_login": lambda w: ({}, {"code": w.anna.code, "last_name": w.anna.last_name}),
     "organizer_token": lambda w: ({}, {"email": w.owner_a.email, "password": PASSWORD}),
     "organizer_token_refresh": lambda w: ({}, {"refresh": organizer_token_pair(w.owner_a)["refresh"]}),
+    "organizer_logout": lambda w: ({}, {"refresh": organizer_token_pair(w.owner_a)["refresh"]}),
     "ticket_type_list": lambda w: ({"event_id": w.event_a.pk}, None),
     "checkout_start": lambda w: ({"event_id": w.event_a.pk}, _checkout_body(w.spare_type_a)),
 }

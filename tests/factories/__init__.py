@@ -15,6 +15,8 @@ class UserFactory(factory.django.DjangoModelFactory):
 
     email = factory.Sequence(lambda n: f"user{n}@example.com")
     first_name = "Org"
+    # Verified unless a test says otherwise (tests/tenants/test_email_verification.py).
+    email_verified_at = factory.LazyFunction(timezone.now)
     password = factory.PostGenerationMethodCall("set_password", "correct horse battery")
 
     @factory.post_generation
@@ -29,6 +31,7 @@ class TenantFactory(factory.django.DjangoModelFactory):
 
     name = factory.Sequence(lambda n: f"Org {n}")
     slug = factory.Sequence(lambda n: f"org-{n}")
+    verified_at = factory.LazyFunction(timezone.now)
 
 
 class MembershipFactory(factory.django.DjangoModelFactory):

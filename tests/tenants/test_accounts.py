@@ -251,12 +251,15 @@ def test_password_reset_email_link_sets_a_new_password_that_logs_in(client, orga
     new_password = "brand-new-lantern-77"
     done = client.post(confirm.url, {"new_password1": new_password, "new_password2": new_password})
     assert done.status_code == 302
-    assert done.url == reverse("password_reset_complete")
+    # The link also logs the person in (the way back in when an attacker keeps the login locked).
+    assert done.url == reverse("tenants:home")
+    assert logged_in_user_id(client) == str(organizer.pk)
 
     organizer.refresh_from_db()
     assert organizer.check_password(new_password)
     assert not organizer.check_password(PASSWORD)
 
+    client.post(reverse("logout"))
     old = client.post(reverse("login"), {"username": "organizer@example.com", "password": PASSWORD})
     assert old.status_code == 200
     assert logged_in_user_id(client) is None
