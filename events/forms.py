@@ -2,11 +2,11 @@ import zoneinfo
 
 from django import forms
 from django.core.exceptions import ValidationError
-from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from events.models import Event, TicketType, known_timezones
 from events.services import questions_from_text, questions_to_text
+from eventsaas.dates import event_local, validate_sane_datetime
 from eventsaas.forms import AmountField
 from eventsaas.money import CURRENCY_CHOICES, amount_to_minor_units, minor_units_to_text
 
@@ -18,6 +18,14 @@ class LocalDateTimeInput(forms.DateTimeInput):
 
     def __init__(self, **kwargs):
         super().__init__(format="%Y-%m-%dT%H:%M", **kwargs)
+
+
+def _check_range(form, name: str, cleaned: dict) -> None:
+    """A field error for a date outside 1900-2200 (in the event's zone or in UTC), before anything converts it."""
+    try:
+        validate_sane_datetime(cleaned[name])
+    except ValidationError as error:
+        form.add_error(name, error)  # also drops it from cleaned_data
 
 
 def _timezone_choices():
@@ -92,7 +100,7 @@ class EventForm(forms.ModelForm):
             for name in LOCAL_DATETIME_FIELDS:
                 value = getattr(self.instance, name)
                 if value:
-                    self.initial[name] = timezone.localtime(value, tz).replace(tzinfo=None)
+                    self.initial[name] = event_local(value, tz).replace(tzinfo=None)
             self.initial["questions_text"] = questions_to_text(self.instance.questions)
 
     def clean(self):
@@ -104,6 +112,7 @@ class EventForm(forms.ModelForm):
             if value is not None:
                 # The widget's naive value means wall-clock time at the event.
                 cleaned[name] = value.replace(tzinfo=None).replace(tzinfo=tz)
+                _check_range(self, name, cleaned)
         # End-before-start and a late deadline are Event.clean()'s rules; the service
         # runs them and the view puts their errors on these fields.
         try:
@@ -177,7 +186,7 @@ class TicketTypeForm(forms.ModelForm):
             for name in self.WINDOW_FIELDS:
                 value = getattr(self.instance, name)
                 if value:
-                    self.initial[name] = timezone.localtime(value, event.tzinfo).replace(tzinfo=None)
+                    self.initial[name] = event_local(value, event.tzinfo).replace(tzinfo=None)
 
     def clean(self):
         cleaned = super().clean()
@@ -186,6 +195,7 @@ class TicketTypeForm(forms.ModelForm):
             if value is not None:
                 # The widget's naive value means wall-clock time at the event.
                 cleaned[name] = value.replace(tzinfo=None).replace(tzinfo=self.event.tzinfo)
+                _check_range(self, name, cleaned)
         amount, currency = cleaned.get("price_amount"), cleaned.get("currency")
         if amount is not None and currency:
             try:

@@ -9,6 +9,7 @@ from django.db import models
 from django.utils.timezone import now
 from django.utils.translation import gettext_lazy as _
 
+from eventsaas.dates import is_sane_datetime, validate_sane_datetime
 from tenants.models import Tenant, TenantScopedQuerySet
 
 
@@ -70,12 +71,12 @@ class Event(models.Model):
     description = models.TextField(_("description"), blank=True)
     kind = models.CharField(_("kind"), max_length=20, choices=Kind.choices, default=Kind.INVITE_ONLY)
     status = models.CharField(_("status"), max_length=20, choices=Status.choices, default=Status.DRAFT)
-    starts_at = models.DateTimeField(_("starts at"))
-    ends_at = models.DateTimeField(_("ends at"), null=True, blank=True)
+    starts_at = models.DateTimeField(_("starts at"), validators=[validate_sane_datetime])
+    ends_at = models.DateTimeField(_("ends at"), null=True, blank=True, validators=[validate_sane_datetime])
     timezone = models.CharField(_("time zone"), max_length=64, default="UTC", validators=[validate_timezone])
     location = models.CharField(_("location"), max_length=300, blank=True)
     dress_code = models.CharField(_("dress code"), max_length=200, blank=True)
-    rsvp_deadline = models.DateTimeField(_("RSVP deadline"), null=True, blank=True)
+    rsvp_deadline = models.DateTimeField(_("RSVP deadline"), null=True, blank=True, validators=[validate_sane_datetime])
     language = models.CharField(_("guest language"), max_length=10, choices=settings.LANGUAGES, default="en")
     contact_email = models.EmailField(_("organizer contact email"), blank=True)
     # [{"key": "song", "label": "Which song gets you dancing?", "choices": []}]
@@ -102,6 +103,8 @@ class Event(models.Model):
 
     def clean(self):
         errors = {}
+        if not all(is_sane_datetime(value) for value in (self.starts_at, self.ends_at, self.rsvp_deadline)):
+            return  # the field validators say which date is out of range; comparing them could overflow
         if self.ends_at and self.starts_at and self.ends_at < self.starts_at:
             errors["ends_at"] = _("The event cannot end before it starts.")
         if self.rsvp_deadline and self.starts_at and self.rsvp_deadline > self.starts_at:
@@ -175,8 +178,8 @@ class TicketType(models.Model):
     capacity = models.PositiveIntegerField(_("capacity"))
     sold = models.PositiveIntegerField(_("sold"), default=0, editable=False)
     reserved = models.PositiveIntegerField(_("reserved"), default=0, editable=False)
-    sales_start = models.DateTimeField(_("sales start"), null=True, blank=True)
-    sales_end = models.DateTimeField(_("sales end"), null=True, blank=True)
+    sales_start = models.DateTimeField(_("sales start"), null=True, blank=True, validators=[validate_sane_datetime])
+    sales_end = models.DateTimeField(_("sales end"), null=True, blank=True, validators=[validate_sane_datetime])
     max_per_order = models.PositiveSmallIntegerField(
         _("maximum per order"), default=10, validators=[MinValueValidator(1), MaxValueValidator(100)]
     )
@@ -207,7 +210,13 @@ class TicketType(models.Model):
 
     def clean(self):
         errors = {}
-        if self.sales_start and self.sales_end and self.sales_end <= self.sales_start:
+        if (
+            self.sales_start
+            and self.sales_end
+            and is_sane_datetime(self.sales_start)
+            and is_sane_datetime(self.sales_end)
+            and self.sales_end <= self.sales_start
+        ):
             errors["sales_end"] = _("Sales must end after they start.")
         if self.capacity is not None and self.capacity < (self.sold or 0) + (self.reserved or 0):
             errors["capacity"] = _("%(count)s tickets are already sold or reserved; the capacity cannot be lower.") % {

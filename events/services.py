@@ -1,12 +1,16 @@
 """Write operations on events."""
 
+import datetime as dt
+from dataclasses import dataclass
+
 from django.core.exceptions import ValidationError
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
 from events.models import Event, TicketType
+from eventsaas.dates import EARLIEST, LATEST
 from tenants.services import audit_log_record
 
 EDITABLE_FIELDS = (
@@ -279,3 +283,73 @@ def ticket_type_delete(*, ticket_type: TicketType, acting_user) -> None:
         )
         return
     raise ValidationError(_("Tickets of this type were sold or are held; take it off sale instead."))
+
+
+# --- dates from before the 1900-2200 rule ------------------------------------------------------
+
+# Where a required date outside the range goes: a day inside each end, so it exists in every time
+# zone and passes the form again when the organizer saves the event unchanged.
+_CLAMPED_EARLY = EARLIEST + dt.timedelta(days=1)
+_CLAMPED_LATE = LATEST - dt.timedelta(days=1)
+
+DATE_FIELDS = {Event: ("starts_at", "ends_at", "rsvp_deadline"), TicketType: ("sales_start", "sales_end")}
+
+
+@dataclass
+class DateRepair:
+    model: str
+    pk: object
+    tenant_id: object
+    event_id: object
+    changes: dict  # field -> (old ISO text, new ISO text or None)
+
+
+def _out_of_range(fields) -> Q:
+    condition = Q()
+    for name in fields:
+        condition |= Q(**{f"{name}__lt": EARLIEST}) | Q(**{f"{name}__gt": LATEST})
+    return condition
+
+
+def _repaired_value(model, name: str, value):
+    if EARLIEST <= value <= LATEST:
+        return value
+    if model._meta.get_field(name).null:
+        return None
+    return _CLAMPED_EARLY if value < EARLIEST else _CLAMPED_LATE
+
+
+def dates_repair(*, dry_run: bool = False) -> list[DateRepair]:
+    """Bring every stored event and ticket-type date back into 1900-2200; what was (or would be) changed.
+
+    Optional dates outside the range are cleared; an event's start is moved to a
+    day inside the nearest end. Each row is one update of that row, audited with
+    the old values. Running it again finds nothing to do.
+    """
+    repairs = []
+    for model, fields in DATE_FIELDS.items():
+        for row in model.objects.filter(_out_of_range(fields)).order_by("pk"):
+            new = {name: _repaired_value(model, name, getattr(row, name)) for name in fields if getattr(row, name)}
+            changed = {name: value for name, value in new.items() if value != getattr(row, name)}
+            repair = DateRepair(
+                model=model._meta.label,
+                pk=row.pk,
+                tenant_id=row.tenant_id,
+                event_id=row.pk if model is Event else row.event_id,
+                changes={
+                    name: (getattr(row, name).isoformat(), value.isoformat() if value else None)
+                    for name, value in changed.items()
+                },
+            )
+            repairs.append(repair)
+            if dry_run:
+                continue
+            model.objects.filter(pk=row.pk).update(**changed)
+            audit_log_record(
+                action="dates.repaired",
+                tenant_id=row.tenant_id,
+                event_id=repair.event_id,
+                object_id=row.pk,
+                data={"model": repair.model, "changes": repair.changes},
+            )
+    return repairs

@@ -1,4 +1,4 @@
-"""Shared API pieces: strict serializers, pagination, and JSON errors."""
+"""Shared API pieces: strict serializers, pagination, and JSON errors (the parser is eventsaas.parsers)."""
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import NON_FIELD_ERRORS
@@ -14,6 +14,8 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from eventsaas.dates import MAX_YEAR, MIN_YEAR, OUT_OF_RANGE_MESSAGE, is_sane_datetime
+
 
 class StrictSerializer(serializers.Serializer):
     """Rejects fields it does not know instead of silently ignoring them."""
@@ -27,7 +29,12 @@ class StrictSerializer(serializers.Serializer):
 
 
 class AwareDateTimeField(serializers.DateTimeField):
-    """ISO 8601 with a UTC offset; a time without one is ambiguous and refused rather than guessed."""
+    """ISO 8601 with a UTC offset, between the years 1900 and 2200.
+
+    A time without an offset is ambiguous and refused rather than guessed; a
+    year outside the range is a typing mistake (and near 1 or 9999 a date that
+    may not exist in the event's time zone).
+    """
 
     default_error_messages = {
         "naive": gettext_lazy("Give the time with a UTC offset, e.g. 2030-06-01T18:00:00+02:00."),
@@ -36,6 +43,9 @@ class AwareDateTimeField(serializers.DateTimeField):
     def enforce_timezone(self, value):
         if timezone.is_naive(value):
             self.fail("naive")
+        if not is_sane_datetime(value):
+            message = OUT_OF_RANGE_MESSAGE % {"min": MIN_YEAR, "max": MAX_YEAR}
+            raise serializers.ValidationError(message, code="date_out_of_range")
         return super().enforce_timezone(value)
 
 
@@ -68,16 +78,21 @@ ERROR = inline_serializer("Error", {"code": serializers.CharField(), "detail": s
 FIELD_ERRORS = inline_serializer(
     "FieldErrors",
     {
-        "code": serializers.CharField(help_text="`invalid` (see `errors`) or `parse_error` (see `detail`)"),
+        "code": serializers.CharField(
+            help_text="`invalid` (see `errors`), `parse_error` or `too_large` (see `detail`)"
+        ),
         "errors": serializers.DictField(
             required=False, help_text="With `invalid`: messages by field; list items by their index."
         ),
-        "detail": serializers.CharField(required=False, help_text="With `parse_error`: why the body is not JSON."),
+        "detail": serializers.CharField(
+            required=False, help_text="With `parse_error` or `too_large`: why the body was not read."
+        ),
     },
 )
 BAD_REQUEST = OpenApiResponse(
     FIELD_ERRORS,
-    description="`invalid`: field errors under `errors`, unknown fields included; `parse_error`: not JSON",
+    description="`invalid`: field errors under `errors`, unknown fields included; `parse_error`: not JSON, "
+    "nested too deeply, or holding a lone surrogate or NUL; `too_large`: a body over the size limit",
 )
 FORBIDDEN = OpenApiResponse(ERROR, description="Viewers can read this organization but not change it")
 NOT_FOUND = OpenApiResponse(ERROR, description="Not found in your organizations (the same for another organization's)")

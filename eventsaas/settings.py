@@ -77,6 +77,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "eventsaas.middleware.UnusableInputMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -504,13 +505,16 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["tenants.authentication.JWTAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["eventsaas.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "eventsaas.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "eventsaas.api.Pagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "eventsaas.api.exception_handler",
     "UNAUTHENTICATED_USER": None,
 }
+# Limits of every JSON body the API reads (eventsaas.parsers.JSONParser): a larger or deeper one is a 400.
+API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 2_621_440)
+API_MAX_JSON_DEPTH = env_int("API_MAX_JSON_DEPTH", 32)
 JWT_ISSUER = env_str("JWT_ISSUER", "eventsaas")
 JWT_AUDIENCE = env_str("JWT_AUDIENCE", "eventsaas-api")
 # PEM files, newest first: the first signs, all are published in the JWKS.
