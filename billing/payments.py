@@ -19,10 +19,12 @@ import logging
 import time
 import uuid
 from functools import cache
+from pathlib import Path
 
 import stripe
 from django.conf import settings
 
+from eventsaas.local_secrets import local_secret
 from eventsaas.tasks import TransientError
 
 logger = logging.getLogger(__name__)
@@ -172,8 +174,13 @@ def webhook_secret() -> str:
 
 
 def _test_webhook_secret() -> str:
-    digest = hmac.new(settings.SECRET_KEY.encode(), b"eventsaas test payments", hashlib.sha256).hexdigest()
-    return f"whsec_{TEST_ID_PREFIX}{digest}"
+    """Test mode's secret: TEST_PAYMENTS_WEBHOOK_SECRET, or one made for this installation on first use.
+
+    Never derived from SECRET_KEY: a server left on the repository's default key
+    would otherwise accept "paid" events anyone can sign.
+    """
+    secret = settings.TEST_PAYMENTS_WEBHOOK_SECRET or local_secret(Path(settings.TEST_PAYMENTS_SECRET_FILE))
+    return f"whsec_{TEST_ID_PREFIX}{secret}"
 
 
 def event_verify(*, payload: bytes, signature: str) -> dict:

@@ -382,6 +382,13 @@ STRIPE_MAX_NETWORK_RETRIES = env_int("STRIPE_MAX_NETWORK_RETRIES", 2)
 STRIPE_WEBHOOK_TOLERANCE = env_int("STRIPE_WEBHOOK_TOLERANCE", 300)
 # Test-payment mode: a labelled local checkout, on only without Stripe keys and never in production.
 TEST_PAYMENTS = env_bool("TEST_PAYMENTS", not IS_PRODUCTION and not STRIPE_SECRET_KEY)
+# The secret test payments are signed and verified with. Unset: a random one made on first
+# use in TEST_PAYMENTS_SECRET_FILE (mode 0600, git-ignored), like the development JWT key.
+# Several web processes on different machines must share it: set it, or share the file.
+TEST_PAYMENTS_WEBHOOK_SECRET = env_str("TEST_PAYMENTS_WEBHOOK_SECRET", "")
+TEST_PAYMENTS_SECRET_FILE = env_str(
+    "TEST_PAYMENTS_SECRET_FILE", str(BASE_DIR / "var" / "test-payments" / "webhook-secret")
+)
 # How long a pending order holds its seats. Stripe's Checkout Session lives as long, but 30 minutes at least:
 # an order that holds its seats for less is closed by the expiry sweep, which expires the session too.
 ORDER_HOLD_MINUTES = env_int("ORDER_HOLD_MINUTES", 30)
@@ -395,6 +402,8 @@ if TEST_PAYMENTS and STRIPE_SECRET_KEY:
     _payment_problems.append("TEST_PAYMENTS cannot be on while Stripe keys are configured")
 if TEST_PAYMENTS and IS_PRODUCTION:
     _payment_problems.append("TEST_PAYMENTS must be off in production")
+if TEST_PAYMENTS_WEBHOOK_SECRET and len(TEST_PAYMENTS_WEBHOOK_SECRET) < 32:
+    _payment_problems.append("TEST_PAYMENTS_WEBHOOK_SECRET must be at least 32 random characters")
 if not 1 <= ORDER_HOLD_MINUTES <= 1380:
     _payment_problems.append(
         "ORDER_HOLD_MINUTES must be between 1 and 1380 (a Stripe Checkout Session lives 24 hours at most)"

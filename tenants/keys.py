@@ -14,8 +14,6 @@ import base64
 import functools
 import hashlib
 import json
-import os
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +21,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+
+from eventsaas.local_secrets import write_once
 
 
 def _b64(number: int) -> str:
@@ -63,20 +63,9 @@ def _load_private(path: Path) -> rsa.RSAPrivateKey:
 
 def _generate_development_key(path: Path) -> None:
     """Create the embedded default's key once; concurrent first runs agree on one file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    # Unique per call, not per process: threads of one process start at the same time too.
-    temporary = path.with_suffix(f".{os.getpid()}.{uuid.uuid4().hex}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(pem)
-    try:
-        os.link(temporary, path)  # fails if another process won the race; theirs is kept
-    except FileExistsError:
-        pass
-    finally:
-        temporary.unlink()
+    write_once(path, pem)
 
 
 @dataclass(frozen=True)

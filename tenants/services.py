@@ -210,8 +210,17 @@ def invitation_create(*, tenant, email: str, role: str, acting_membership, accep
 
 
 def invitation_accept(*, invitation: Invitation, user) -> Membership:
-    """Join the invitation's organization. Single use: the accepted_at compare-and-set decides."""
+    """Join the invitation's organization. Single use: the accepted_at compare-and-set decides.
+
+    Bound to the invited address: a link forwarded, leaked or opened by someone
+    else's account joins nobody.
+    """
     now = timezone.now()
+    if user.email.lower() != invitation.email.lower():
+        raise PermissionDenied(
+            _("This invitation was sent to %(email)s; log in with that address to accept it.")
+            % {"email": invitation.email}
+        )
     if not invitation.is_usable(now):
         raise ValidationError(_("This invitation has expired or was already used."))
     claimed = Invitation.objects.filter(pk=invitation.pk, accepted_at__isnull=True).update(

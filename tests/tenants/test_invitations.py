@@ -6,8 +6,9 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth import SESSION_KEY
 from django.core import mail
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
+from django.utils import timezone
 
 from tenants import services
 from tenants.models import AuditLog, Invitation, Membership, Role, User
@@ -181,7 +182,8 @@ def test_accepting_anonymously_for_an_existing_account_asks_to_log_in(client, ma
 def test_signup_from_a_concurrently_used_invitation_leaves_no_orphan_account(make_invitation):
     invitation = make_invitation(email="newcomer@example.com")
     stale_copy = Invitation.objects.get(pk=invitation.pk)
-    services.invitation_accept(invitation=invitation, user=UserFactory())
+    # Accepted meanwhile (another tab of the invited person, say).
+    Invitation.objects.filter(pk=invitation.pk).update(accepted_at=timezone.now())
 
     # The stale copy still looks usable; the compare-and-set in the database refuses it.
     with pytest.raises(ValidationError):
@@ -220,6 +222,51 @@ def test_accepting_while_logged_in_adds_a_membership_to_the_existing_account(cli
     # Each organization keeps its own role: viewer here, owner at home.
     assert client.post(reverse("events:create", kwargs={"tenant_slug": tenant.slug}), {"name": ""}).status_code == 403
     assert client.post(reverse("events:create", kwargs={"tenant_slug": home_org.slug}), {"name": ""}).status_code == 400
+
+
+def test_another_organizations_owner_cannot_take_an_invitation_meant_for_someone_else(
+    client, tenant, make_invitation, snapshot
+):
+    """The reported attack: logged in as B's owner, opening A's invitation for another address."""
+    intruder = MembershipFactory(tenant=TenantFactory(name="Rival Org"), role=Role.OWNER).user
+    invitation = make_invitation(email="invited@example.com", role=Role.ADMIN)
+    client.force_login(intruder)
+    before = snapshot()
+
+    page = client.get(accept_url(invitation))
+    response = client.post(accept_url(invitation))
+
+    assert page.status_code == 200
+    assert "sent to invited@example.com" in page.content.decode()
+    assert 'data-testid="wrong-account"' in page.content.decode()
+    assert response.status_code == 403
+    assert snapshot() == before
+    assert not Membership.objects.filter(user=intruder, tenant=tenant).exists()
+    invitation.refresh_from_db()
+    assert invitation.accepted_at is None
+    # The service refuses too, whatever calls it.
+    with pytest.raises(PermissionDenied):
+        services.invitation_accept(invitation=invitation, user=intruder)
+
+
+def test_the_invited_address_matches_in_any_case(client, tenant, make_invitation):
+    user = UserFactory(email="mixed@example.com")
+    invitation = make_invitation(email="Mixed@Example.com")
+    client.force_login(user)
+
+    assert client.post(accept_url(invitation)).status_code == 302
+    assert Membership.objects.filter(user=user, tenant=tenant).exists()
+
+
+def test_signing_up_from_an_invitation_uses_the_invited_address_and_counts_as_verified(client, make_invitation):
+    invitation = make_invitation(email="newcomer@example.com")
+
+    response = client.post(accept_url(invitation), {"password": NEW_PASSWORD, "email": "other@example.com"})
+
+    assert response.status_code == 302
+    user = User.objects.get(email="newcomer@example.com")
+    assert user.is_email_verified
+    assert not User.objects.filter(email="other@example.com").exists()
 
 
 def test_home_with_two_organizations_offers_a_choice(client, tenant, make_invitation):
@@ -275,10 +322,11 @@ def test_used_invitation_cannot_create_a_second_account(client, tenant, make_inv
 
 def test_service_refuses_a_used_invitation(make_invitation):
     invitation = make_invitation()
-    services.invitation_accept(invitation=invitation, user=UserFactory())
+    invited = UserFactory(email=invitation.email)
+    services.invitation_accept(invitation=invitation, user=invited)
 
     with pytest.raises(ValidationError):
-        services.invitation_accept(invitation=invitation, user=UserFactory())
+        services.invitation_accept(invitation=invitation, user=invited)
 
     assert Membership.objects.filter(tenant=invitation.tenant, role=invitation.role).count() == 1
 
