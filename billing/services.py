@@ -200,7 +200,7 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
     seats; nothing reserved) or PaymentsUnavailable (nothing reserved or charged).
     `success_url`/`cancel_url` are absolute; by default the order and cancel pages.
     """
-    if not event.is_on_sale:
+    if not event.is_on_sale or not event.tenant.is_verified:
         raise ValidationError({"items": _("Tickets for this event are not on sale.")})
     mode = payments.payment_mode()
     if mode == "off":

@@ -27,10 +27,13 @@ def event_list(*, tenant, include_archived: bool = False) -> list[Event]:
 
 
 def event_on_sale(*, event_id) -> Event:
-    """A published ticketed event, for the public shop (page and API); drafts, archived and
-    invite-only events do not exist for the public. 404 otherwise."""
+    """A published ticketed event of a verified organization, for the public shop (page and API); drafts,
+    archived and invite-only events, and those of organizations nobody verified, do not exist for the public.
+    404 otherwise."""
     return get_object_or_404(
-        Event.objects.select_related("tenant").filter(kind=Event.Kind.TICKETED, status=Event.Status.PUBLISHED),
+        Event.objects.select_related("tenant").filter(
+            kind=Event.Kind.TICKETED, status=Event.Status.PUBLISHED, tenant__verified_at__isnull=False
+        ),
         pk=event_id,
     )
 

@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 
 from events.models import Event, TicketType
 from eventsaas.dates import EARLIEST, LATEST
-from tenants.services import audit_log_record
+from tenants.services import OrganizationNotVerified, audit_log_record, tenant_require_verified
 
 EDITABLE_FIELDS = (
     "name",
@@ -94,6 +94,15 @@ def _unique_slug(tenant, name: str, exclude_pk=None) -> str:
     return slug
 
 
+def _check_may_sell(event: Event) -> None:
+    """A ticketed event goes on sale (published) only once the organization is verified: a field error on status."""
+    if event.is_ticketed and event.status == Event.Status.PUBLISHED:
+        try:
+            tenant_require_verified(tenant=event.tenant, action="sell")
+        except OrganizationNotVerified as refusal:
+            raise ValidationError({"status": str(refusal)}) from refusal
+
+
 def event_create(*, tenant, acting_user, kind: str = Event.Kind.INVITE_ONLY, **fields) -> Event:
     """A new event; its kind (invite-only or ticketed) is chosen here and does not change later."""
     event = Event(tenant=tenant, kind=kind, **{k: v for k, v in fields.items() if k in EDITABLE_FIELDS})
@@ -101,6 +110,7 @@ def event_create(*, tenant, acting_user, kind: str = Event.Kind.INVITE_ONLY, **f
         event.slug = _unique_slug(tenant, event.name)
     if not event.contact_email and acting_user is not None:
         event.contact_email = acting_user.email
+    _check_may_sell(event)
     event.full_clean()
     event.save()
     audit_log_record(
@@ -115,6 +125,8 @@ def event_update(*, event: Event, acting_user, **fields) -> Event:
         setattr(event, name, fields[name])
     if changed:
         event.updated_at = timezone.now()
+        if "status" in changed:
+            _check_may_sell(event)
         event.full_clean()
         extra = []
         # A deadline moved into the future reopens answers; the close job closes again when it passes.

@@ -109,7 +109,11 @@ def exception_handler(exc, context):
     elif isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
-        exc = exceptions.PermissionDenied()
+        # A refusal that names itself (tenants.services.OrganizationNotVerified) keeps its code and message.
+        api_code = getattr(exc, "api_code", None)
+        exc = exceptions.PermissionDenied(detail=str(exc)) if api_code else exceptions.PermissionDenied()
+        if api_code:
+            exc.default_code = api_code
     response = drf_exception_handler(exc, context)
     if response is None:
         return response

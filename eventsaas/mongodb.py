@@ -13,6 +13,7 @@ MONGODB_APP_CONFIGS = {
     "django.contrib.admin": "eventsaas.mongo_apps.MongoAdminConfig",
     "django.contrib.auth": "eventsaas.mongo_apps.MongoAuthConfig",
     "django.contrib.contenttypes": "eventsaas.mongo_apps.MongoContentTypesConfig",
+    "axes": "eventsaas.mongo_apps.MongoAxesConfig",
 }
 
 

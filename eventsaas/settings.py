@@ -123,6 +123,7 @@ if USES_MONGODB:
         "admin": "mongo_migrations.admin",
         "auth": "mongo_migrations.auth",
         "contenttypes": "mongo_migrations.contenttypes",
+        "axes": "mongo_migrations.axes",
     }
 else:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0))}
@@ -360,6 +361,11 @@ CELERY_BEAT_SCHEDULE = {
     "guests.activity_cleanup": {
         "task": "guests.activity_cleanup",
         "schedule": crontab(hour=3, minute=30),
+        "options": {"expires": 6 * 3600},
+    },
+    "tenants.token_families_cleanup": {
+        "task": "tenants.token_families_cleanup",
+        "schedule": crontab(hour=3, minute=45),
         "options": {"expires": 6 * 3600},
     },
 }

@@ -120,13 +120,16 @@ class InvitationsQueued:
 def guest_invitations_send(*, event: Event, guests, acting_user, first_only: bool = False) -> InvitationsQueued:
     """Queue invitations to these guests of the event (after commit); guests without email are skipped.
 
+    Raises OrganizationNotVerified until an owner of the organization has verified their email.
+
     Each call is a new send (a resend), except `first_only`: "everyone not yet
     invited" shares one window, so clicking it twice sends once.
     """
     from eventsaas.tasks import enqueue_on_commit
     from guests.tasks import guest_invitation_send_task
-    from tenants.services import audit_log_record
+    from tenants.services import audit_log_record, tenant_require_verified
 
+    tenant_require_verified(tenant=event.tenant, action="email")
     window = FIRST_INVITATION_WINDOW if first_only else f"send:{uuid.uuid4()}"
     with_email = [g for g in guests if g.email]
     for guest in with_email:
@@ -175,7 +178,7 @@ def guest_invitation_send(*, guest: Guest, window: str) -> bool:
 
 def guest_confirmation_enqueue(*, guest: Guest) -> None:
     """After an answer is saved: confirm it to the guest by email (after commit), when they have one."""
-    if not guest.email or guest.rsvp_at is None:
+    if not guest.email or guest.rsvp_at is None or not guest.tenant.is_verified:
         return
     from eventsaas.tasks import enqueue_on_commit
     from guests.tasks import guest_confirmation_send_task
@@ -214,8 +217,10 @@ def reminder_window(event: Event) -> str:
 
 def events_due_for_reminders(*, now=None):
     now = now or timezone.now()
+    # An organization nobody verified sends no email to guests (tenants.services.tenant_require_verified).
     return Event.objects.filter(
         status=Event.Status.PUBLISHED,
+        tenant__verified_at__isnull=False,
         rsvp_deadline__gt=now,
         rsvp_deadline__lte=now + timedelta(days=settings.REMINDER_DAYS_BEFORE_DEADLINE),
     )

@@ -15,6 +15,7 @@ from guests import notifications, selectors, services
 from guests.activity import track_activity
 from guests.forms import GroupConnectForm, GuestFilterForm, GuestForm
 from guests.models import GuestActivity
+from tenants.services import OrganizationNotVerified
 
 
 def _back_to_list(request, event):
@@ -193,8 +194,12 @@ def guest_invite(request, event_id, guest_id):
     """Send (or send again) the guest's invitation: each click is a new send."""
     event = event_get(tenant=request.tenant, event_id=event_id)
     guest = selectors.guest_get(event=event, guest_id=guest_id)
-    queued = notifications.guest_invitations_send(event=event, guests=[guest], acting_user=request.user)
-    _invitations_queued_message(request, queued)
+    try:
+        queued = notifications.guest_invitations_send(event=event, guests=[guest], acting_user=request.user)
+    except OrganizationNotVerified as refusal:
+        messages.error(request, str(refusal))
+    else:
+        _invitations_queued_message(request, queued)
     return redirect("guests:detail", tenant_slug=request.tenant.slug, event_id=event.pk, guest_id=guest.pk)
 
 
@@ -202,19 +207,23 @@ def guest_invite(request, event_id, guest_id):
 def guest_invite_many(request, event_id):
     """Invite the selected guests, or (not_yet_invited=1) everyone with an email not invited yet."""
     event = event_get(tenant=request.tenant, event_id=event_id)
-    if request.POST.get("not_yet_invited"):
+    first_only = bool(request.POST.get("not_yet_invited"))
+    if first_only:
         guests = list(notifications.guests_not_yet_invited(event=event))
-        queued = notifications.guest_invitations_send(
-            event=event, guests=guests, acting_user=request.user, first_only=True
-        )
     else:
         ids = [value for value in request.POST.getlist("guests") if _is_uuid(value)]
         guests = selectors.guests_of_event(event=event, guest_ids=ids)
         if not guests:
             messages.error(request, _("Choose at least one guest."))
             return _back_to_list(request, event)
-        queued = notifications.guest_invitations_send(event=event, guests=guests, acting_user=request.user)
-    _invitations_queued_message(request, queued)
+    try:
+        queued = notifications.guest_invitations_send(
+            event=event, guests=guests, acting_user=request.user, first_only=first_only
+        )
+    except OrganizationNotVerified as refusal:
+        messages.error(request, str(refusal))
+    else:
+        _invitations_queued_message(request, queued)
     return _back_to_list(request, event)
 
 

@@ -161,6 +161,29 @@ def email_verify(*, token: str):
     return user
 
 
+class OrganizationNotVerified(PermissionDenied):
+    """No owner of the organization has confirmed their email address yet."""
+
+    api_code = "email_unverified"
+
+
+def tenant_require_verified(*, tenant, action: str) -> None:
+    """Refuse `action` ("email" or "sell") until an owner has verified their email, with a message saying how."""
+    if tenant.is_verified:
+        return
+    if action == "sell":
+        message = _(
+            "Confirm your email address first: open the link we emailed you (or send it again from your "
+            "account page). Until then you can set up events and ticket types, but not sell tickets."
+        )
+    else:
+        message = _(
+            "Confirm your email address first: open the link we emailed you (or send it again from your "
+            "account page). Until then you can set up events, but not send emails to guests."
+        )
+    raise OrganizationNotVerified(message)
+
+
 def email_mark_verified(*, user) -> None:
     """Record that the person reads this address; their organizations may now email guests and sell tickets.
 

@@ -149,6 +149,12 @@ def token_family_revoke(*, family_id, reason: str) -> bool:
     return bool(revoked)
 
 
+def token_families_cleanup(*, now=None) -> int:
+    """Delete families whose refresh tokens have all expired (their access tokens expired long before)."""
+    deleted, _per_model = RefreshTokenFamily.objects.filter(expires_at__lt=now or timezone.now()).delete()
+    return deleted
+
+
 def _stored_family_state(family_pk) -> int:
     live = RefreshTokenFamily.objects.filter(pk=family_pk, revoked_at__isnull=True).exists()
     return FAMILY_LIVE if live else FAMILY_REVOKED

@@ -6,6 +6,7 @@ from django.contrib.auth.forms import PasswordChangeForm
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse, reverse_lazy
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -207,7 +208,10 @@ def email_verification_resend(request):
     else:
         services.email_verification_send(user=request.user, url_builder=_verification_url_builder(request))
         messages.success(request, _("We sent the link again to %(email)s.") % {"email": request.user.email})
-    return redirect(request.POST.get("next") or reverse("tenants:account"))
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        back = reverse("tenants:account")
+    return redirect(back)
 
 
 def email_verify(request, token):

@@ -41,6 +41,7 @@ class World:
     other_tenant: Tenant
     other_event: Event
     other_guest: Guest
+    teammate: Membership  # A's door staff: the team page's role and removal forms act on it
 
 
 EVENT_FORM = {
@@ -82,6 +83,7 @@ class Case:
             "event": world.event.pk,
             "anna": world.anna.pk,
             "carl": world.carl.pk,
+            "teammate": world.teammate.pk,
         }
         return f"/o/{slug}/" + self.path.format(**ids)
 
@@ -121,6 +123,14 @@ CASES = [
     Case("guest_invite_many", "POST", "events/{event}/guests/invite/", {"not_yet_invited": "1"}),
     Case("team", "GET", "team/", has_ids=False),
     Case("team", "POST", "team/", {"email": "newbie@example.com", "role": Role.VIEWER}, has_ids=False, owner_only=True),
+    Case(
+        "team_member_role",
+        "POST",
+        "team/{teammate}/role/",
+        lambda w: {f"{w.teammate.pk}-role": Role.VIEWER},
+        owner_only=True,
+    ),
+    Case("team_member_remove", "POST", "team/{teammate}/remove/", owner_only=True),
 ]
 
 
@@ -169,7 +179,8 @@ def world(db):
     other_tenant = TenantFactory(name="Rival", slug="rival")
     other_event = EventFactory(tenant=other_tenant, name="Rival gala")
     other_guest = GuestFactory(event=other_event, first_name="Rita", last_name="Rival")
-    return World(tenant, event, anna, lisa, carl, other_tenant, other_event, other_guest)
+    teammate = MembershipFactory(tenant=tenant, role=Role.DOOR)
+    return World(tenant, event, anna, lisa, carl, other_tenant, other_event, other_guest, teammate)
 
 
 def _client_for(actor: str, world: World) -> Client:
@@ -248,7 +259,10 @@ def test_matrix_covers_every_organizer_url():
 
     walk(get_resolver().url_patterns)
     covered = {
-        "o/<slug:tenant_slug>/" + c.path.replace("{event}", "<uuid:event_id>").replace("{anna}", "<uuid:guest_id>")
+        "o/<slug:tenant_slug>/"
+        + c.path.replace("{event}", "<uuid:event_id>")
+        .replace("{anna}", "<uuid:guest_id>")
+        .replace("{teammate}", "<uuid:membership_id>")
         for c in CASES
     }
     # Ticketed events' pages have their own matrix, with a world that sells tickets.

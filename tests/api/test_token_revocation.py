@@ -423,3 +423,22 @@ def test_deleting_the_account_ends_its_tokens(client, staff_client, event, admin
     assert not get_user_model().objects.filter(pk=user.pk).exists()
 
     assert_revoked(client, event, access)
+
+
+def test_expired_families_are_cleaned_up_daily(admin_membership):
+    from datetime import timedelta
+
+    from django.conf import settings
+    from django.utils import timezone
+
+    from eventsaas.celery import app
+    from tenants.tasks import token_families_cleanup_task
+
+    live = tokens.organizer_token_pair(admin_membership.user)
+    old = RefreshTokenFamily.objects.create(user=admin_membership.user, expires_at=timezone.now() - timedelta(hours=1))
+
+    assert token_families_cleanup_task.delay().result == 1
+    assert not RefreshTokenFamily.objects.filter(pk=old.pk).exists()
+    assert RefreshTokenFamily.objects.filter(pk=claims(live["refresh"])["fam"]).exists()
+    entry = settings.CELERY_BEAT_SCHEDULE["tenants.token_families_cleanup"]
+    assert entry["task"] in app.tasks
