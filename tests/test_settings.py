@@ -169,3 +169,15 @@ def test_malformed_beat_intervals_are_a_clear_error(value, complaint):
 )
 def test_production_logs_json_lines(env, formatter):
     assert _settings_value(env, "s.LOGGING['handlers']['console']['formatter']") == formatter
+
+
+def test_every_setting_read_from_the_environment_is_documented_in_env_example():
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    read = set(
+        re.findall(r'env_(?:str|int|bool|list)\(\s*"([A-Z0-9_]+)"', (root / "eventsaas/settings.py").read_text())
+    )
+    documented = set(re.findall(r"^#?\s*([A-Z0-9_]+)=", (root / ".env.example").read_text(), flags=re.M))
+    # RATELIMIT_IP_META_KEY is CLIENT_IP_HEADER's old name, read for old deployments only.
+    assert read - documented - {"RATELIMIT_IP_META_KEY"} == set()

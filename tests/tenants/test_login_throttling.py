@@ -241,3 +241,17 @@ def test_sign_ups_are_limited_per_client_address(client):
 
     assert answers == [302] * 10 + [429] * 2
     assert "Too many sign-ups" in signup(99).content.decode()
+
+
+def test_staff_can_lift_a_lockout_from_the_command_line(client, organizer):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    for n in range(LIMIT):
+        page_login(client, organizer.email, f"wrong-{n}", REMOTE_ADDR="203.0.113.70")
+    assert page_login(client, organizer.email, PASSWORD, REMOTE_ADDR="198.51.100.70").status_code == 429
+
+    call_command("axes_reset_username", organizer.email, stdout=StringIO())
+
+    assert page_login(client, organizer.email, PASSWORD, REMOTE_ADDR="198.51.100.70").status_code == 302
