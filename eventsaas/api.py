@@ -1,7 +1,7 @@
 """Shared API pieces: strict serializers, pagination, and JSON errors (the parser is eventsaas.parsers)."""
 
 from django.contrib.auth import get_user_model
-from django.core.exceptions import NON_FIELD_ERRORS
+from django.core.exceptions import NON_FIELD_ERRORS, RequestDataTooBig
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from eventsaas.dates import MAX_YEAR, MIN_YEAR, OUT_OF_RANGE_MESSAGE, is_sane_datetime
+from eventsaas.parsers import BodyTooLarge
 
 
 class StrictSerializer(serializers.Serializer):
@@ -100,6 +101,9 @@ NOT_FOUND = OpenApiResponse(ERROR, description="Not found in your organizations 
 
 def exception_handler(exc, context):
     """DRF's handler, plus Django's ValidationError as a field-level 400 and a `code` on every error."""
+    if isinstance(exc, RequestDataTooBig):
+        # Django's own body limit (DATA_UPLOAD_MAX_MEMORY_SIZE), if it is ever reached first.
+        exc = BodyTooLarge()
     if isinstance(exc, DjangoValidationError):
         detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
         # Model-wide errors (unique together, clean()) come as __all__; DRF's name for them is non_field_errors.

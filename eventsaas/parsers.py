@@ -9,7 +9,7 @@ import re
 from django.conf import settings
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from rest_framework import exceptions, parsers
+from rest_framework import exceptions, parsers, renderers
 from rest_framework.utils import json
 
 # Characters no text in this API can hold: a lone UTF-16 surrogate (cannot be encoded, stored or
@@ -27,8 +27,11 @@ class BodyTooLarge(exceptions.APIException):
     default_detail = gettext_lazy("The request body is too large.")
 
 
-class JSONParser(parsers.JSONParser):
-    """DRF's strict JSON parser within limits, so that no body can make the server fail.
+class JSONParser(parsers.BaseParser):
+    """Strict JSON (like DRF's: no NaN or Infinity) within limits, so that no body can make the server fail.
+
+    Not a subclass of DRF's JSONParser on purpose: DRF hands that one the whole
+    body read into memory, so the size limit could only be checked afterwards.
 
     - at most API_MAX_BODY_BYTES bytes (Content-Length or not): `400 too_large`;
     - at most API_MAX_JSON_DEPTH levels of arrays and objects (about 1,000 exhaust
@@ -36,6 +39,9 @@ class JSONParser(parsers.JSONParser):
     - no lone surrogate or NUL in any key or string: `400 parse_error` (they
       could not be stored or rendered back).
     """
+
+    media_type = "application/json"
+    renderer_class = renderers.JSONRenderer
 
     def parse(self, stream, media_type=None, parser_context=None):
         parser_context = parser_context or {}

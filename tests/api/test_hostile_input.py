@@ -141,6 +141,21 @@ def test_a_body_over_the_size_limit_is_a_400_without_being_parsed(world):
     assert "4096" in response.json()["detail"]
 
 
+def test_a_body_over_the_default_limits_is_the_apis_400_not_a_page(world):
+    """3 MB: past API_MAX_BODY_BYTES and Django's DATA_UPLOAD_MAX_MEMORY_SIZE alike (both 2.5 MiB)."""
+    op = next(op for op in JSON_OPERATIONS if op.operation_id == "guest_login")
+    response = send(op, world, b"x" * 3_000_000)
+    assert_error(response, "too_large")
+
+
+def test_json_stays_strict(world):
+    op = next(op for op in JSON_OPERATIONS if op.operation_id == "guest_login")
+    for text in ('{"code": NaN, "last_name": "x"}', '{"code": Infinity}', "{'code': 1}", ""):
+        response = send(op, world, text)
+        assert response.status_code == 400, text
+        assert response.json()["code"] in ("parse_error", "invalid"), text
+
+
 @override_settings(API_MAX_BODY_BYTES=1024)
 def test_the_size_limit_holds_without_a_content_length_too():
     parser = JSONParser()
