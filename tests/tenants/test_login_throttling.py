@@ -255,3 +255,24 @@ def test_staff_can_lift_a_lockout_from_the_command_line(client, organizer):
     call_command("axes_reset_username", organizer.email, stdout=StringIO())
 
     assert page_login(client, organizer.email, PASSWORD, REMOTE_ADDR="198.51.100.70").status_code == 302
+
+
+@pytest.mark.parametrize("door", ["page", "api"])
+def test_guest_code_guesses_cannot_hide_behind_forged_forwarded_for_headers(client, door):
+    """The guest code login (page and API) counts per client address (and per code) the same way."""
+
+    def guess(n):
+        headers = {"REMOTE_ADDR": "203.0.113.80", "HTTP_X_FORWARDED_FOR": f"10.1.{n}.1"}
+        if door == "page":
+            return client.post("/rsvp/", {"code": f"GUESS{n:03d}", "last_name": "x"}, **headers)
+        return client.post(
+            "/api/v1/auth/guest-login",
+            {"code": f"GUESS{n:03d}", "last_name": "x"},
+            content_type="application/json",
+            **headers,
+        )
+
+    answers = [guess(n).status_code for n in range(12)]
+
+    assert 429 not in answers[:10]
+    assert answers[10:] == [429, 429]
