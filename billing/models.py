@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from events.models import Event, TicketType
+from eventsaas.fields import MillisecondDateTimeField
 from guests.codes import CODE_ALPHABET
 from tenants.models import Tenant, TenantScopedQuerySet
 
@@ -82,14 +83,14 @@ class Order(models.Model):
     # The buyer's link to the order page (emailed); no account is needed.
     access_token = models.CharField(_("access token"), max_length=32, default=new_secret, editable=False)
     language = models.CharField(_("language"), max_length=10, default="en")
-    created_at = models.DateTimeField(_("created at"), default=timezone.now, editable=False)
-    expires_at = models.DateTimeField(_("expires at"))
-    paid_at = models.DateTimeField(_("paid at"), null=True, blank=True)
-    closed_at = models.DateTimeField(_("expired or cancelled at"), null=True, blank=True)
+    created_at = MillisecondDateTimeField(_("created at"), default=timezone.now, editable=False)
+    expires_at = MillisecondDateTimeField(_("expires at"))
+    paid_at = MillisecondDateTimeField(_("paid at"), null=True, blank=True)
+    closed_at = MillisecondDateTimeField(_("expired or cancelled at"), null=True, blank=True)
     # Set when the organizers were emailed that the order needs them (refund due, needs review).
-    attention_notified_at = models.DateTimeField(_("organizers notified at"), null=True, blank=True)
-    confirmation_claimed_at = models.DateTimeField(_("confirmation email claimed at"), null=True, blank=True)
-    confirmation_sent_at = models.DateTimeField(_("confirmation email sent at"), null=True, blank=True)
+    attention_notified_at = MillisecondDateTimeField(_("organizers notified at"), null=True, blank=True)
+    confirmation_claimed_at = MillisecondDateTimeField(_("confirmation email claimed at"), null=True, blank=True)
+    confirmation_sent_at = MillisecondDateTimeField(_("confirmation email sent at"), null=True, blank=True)
 
     objects = TenantScopedQuerySet.as_manager()
 
@@ -162,9 +163,9 @@ class Ticket(models.Model):
     price = models.PositiveIntegerField(_("price (in cents)"))
     currency = models.CharField(_("currency"), max_length=3)
     status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.VALID)
-    created_at = models.DateTimeField(_("issued at"), default=timezone.now, editable=False)
-    voided_at = models.DateTimeField(_("voided at"), null=True, blank=True)
-    checked_in_at = models.DateTimeField(_("checked in at"), null=True, blank=True)
+    created_at = MillisecondDateTimeField(_("issued at"), default=timezone.now, editable=False)
+    voided_at = MillisecondDateTimeField(_("voided at"), null=True, blank=True)
+    checked_in_at = MillisecondDateTimeField(_("checked in at"), null=True, blank=True)
     checked_in_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         models.SET_NULL,
@@ -214,7 +215,7 @@ class LedgerEntry(models.Model):
     currency = models.CharField(_("currency"), max_length=3)
     # The payment intent of a payment, the refund of a refund (test mode: a local id).
     stripe_object_id = models.CharField(_("Stripe id"), max_length=255)
-    created_at = models.DateTimeField(_("booked at"), default=timezone.now, editable=False)
+    created_at = MillisecondDateTimeField(_("booked at"), default=timezone.now, editable=False)
 
     objects = TenantScopedQuerySet.as_manager()
 
@@ -260,8 +261,8 @@ class WebhookEvent(models.Model):
     status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.RECEIVED)
     attempts = models.PositiveSmallIntegerField(_("attempts"), default=0)
     error = models.TextField(_("error"), blank=True)
-    received_at = models.DateTimeField(_("received at"), default=timezone.now, editable=False)
-    processed_at = models.DateTimeField(_("processed at"), null=True, blank=True)
+    received_at = MillisecondDateTimeField(_("received at"), default=timezone.now, editable=False)
+    processed_at = MillisecondDateTimeField(_("processed at"), null=True, blank=True)
 
     class Meta:
         verbose_name = _("Stripe webhook event")

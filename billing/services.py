@@ -19,7 +19,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError
+from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import F, Q, Sum
 from django.db.models.functions import Greatest
 from django.urls import reverse
@@ -30,7 +30,8 @@ from billing import payments
 from billing.models import LedgerEntry, Order, Ticket, WebhookEvent
 from events.models import Event, TicketType
 from events.services import event_answers_clean
-from eventsaas.db import atomic
+from eventsaas.db import atomic, is_transient_transaction_error
+from eventsaas.fields import now_as_stored
 from eventsaas.money import money_format
 from eventsaas.tasks import TransientError, enqueue_on_commit
 from guests.codes import normalize_code
@@ -298,7 +299,7 @@ def test_checkout_path(order: Order) -> str:
 def order_close(*, order: Order, to: str, reason: str, acting_user=None) -> bool:
     """pending -> expired | cancelled, releasing the reserved seats. False if the order had moved on."""
     assert to in {Order.Status.EXPIRED, Order.Status.CANCELLED}
-    now = timezone.now()
+    now = now_as_stored()
     moved = Order.objects.filter(pk=order.pk, status=Order.Status.PENDING).update(status=to, closed_at=now)
     if not moved:
         return False
@@ -341,7 +342,9 @@ def orders_expire_due(*, now=None) -> int:
 def _ledger_book(*, order: Order, kind: str, amount: int, currency: str, stripe_object_id: str) -> bool:
     """Book a payment or refund once; False if it was booked already."""
     try:
-        with atomic():
+        # A savepoint on PostgreSQL. Not a MongoDB transaction: a plain insert there waits
+        # for a racing one and then fails on the unique index, like SQL (eventsaas.db.atomic).
+        with transaction.atomic():
             LedgerEntry.objects.create(
                 tenant_id=order.tenant_id,
                 event_id=order.event_id,
@@ -519,11 +522,17 @@ def tickets_issue(*, order: Order) -> list[Ticket]:
         try:
             with atomic():
                 Ticket.objects.bulk_create(missing)
-        except IntegrityError:
-            # Another delivery issued some seats at the same moment: add the rest one by one.
+        except DatabaseError as exc:
+            # Another delivery is issuing this order's tickets at the same moment: SQL
+            # reports the seats it took (IntegrityError), a MongoDB transaction that
+            # touched them first aborts with WriteConflict. Either way add the seats one
+            # by one; each insert waits for the other writer, and the unique (order, seat)
+            # index keeps the seats it stored.
+            if not (isinstance(exc, IntegrityError) or is_transient_transaction_error(exc)):
+                raise
             for ticket in missing:
                 try:
-                    with atomic():
+                    with transaction.atomic():  # a savepoint on PostgreSQL; a plain insert on MongoDB
                         ticket.save(force_insert=True)
                 except IntegrityError:
                     pass
@@ -712,7 +721,7 @@ def ticket_check_in(*, event: Event, code: str, acting_user) -> CheckInResult:
         return CheckInResult("wrong_event", ticket)
     if not ticket.is_valid:
         return CheckInResult("void", ticket)
-    now = timezone.now()
+    now = now_as_stored()  # the first scan answers with the time every later scan reads back
     if Ticket.objects.filter(pk=ticket.pk, status=Ticket.Status.VALID, checked_in_at__isnull=True).update(
         checked_in_at=now, checked_in_by=acting_user
     ):

@@ -10,6 +10,7 @@ from django.utils.timezone import now
 from django.utils.translation import gettext_lazy as _
 
 from eventsaas.dates import is_sane_datetime, validate_sane_datetime
+from eventsaas.fields import MillisecondDateTimeField
 from tenants.models import Tenant, TenantScopedQuerySet
 
 
@@ -71,20 +72,22 @@ class Event(models.Model):
     description = models.TextField(_("description"), blank=True)
     kind = models.CharField(_("kind"), max_length=20, choices=Kind.choices, default=Kind.INVITE_ONLY)
     status = models.CharField(_("status"), max_length=20, choices=Status.choices, default=Status.DRAFT)
-    starts_at = models.DateTimeField(_("starts at"), validators=[validate_sane_datetime])
-    ends_at = models.DateTimeField(_("ends at"), null=True, blank=True, validators=[validate_sane_datetime])
+    starts_at = MillisecondDateTimeField(_("starts at"), validators=[validate_sane_datetime])
+    ends_at = MillisecondDateTimeField(_("ends at"), null=True, blank=True, validators=[validate_sane_datetime])
     timezone = models.CharField(_("time zone"), max_length=64, default="UTC", validators=[validate_timezone])
     location = models.CharField(_("location"), max_length=300, blank=True)
     dress_code = models.CharField(_("dress code"), max_length=200, blank=True)
-    rsvp_deadline = models.DateTimeField(_("RSVP deadline"), null=True, blank=True, validators=[validate_sane_datetime])
+    rsvp_deadline = MillisecondDateTimeField(
+        _("RSVP deadline"), null=True, blank=True, validators=[validate_sane_datetime]
+    )
     language = models.CharField(_("guest language"), max_length=10, choices=settings.LANGUAGES, default="en")
     contact_email = models.EmailField(_("organizer contact email"), blank=True)
     # [{"key": "song", "label": "Which song gets you dancing?", "choices": []}]
     questions = models.JSONField(_("custom questions"), default=list, blank=True)
-    created_at = models.DateTimeField(_("created at"), default=now, editable=False)
-    updated_at = models.DateTimeField(_("updated at"), default=now)
+    created_at = MillisecondDateTimeField(_("created at"), default=now, editable=False)
+    updated_at = MillisecondDateTimeField(_("updated at"), default=now)
     # Set once, by the scheduled close job, when the deadline has passed.
-    rsvp_closed_at = models.DateTimeField(_("RSVP closed at"), null=True, blank=True, editable=False)
+    rsvp_closed_at = MillisecondDateTimeField(_("RSVP closed at"), null=True, blank=True, editable=False)
     # Ticketed events: ask the buyer for a name per ticket (printed on it, checked at the door).
     attendee_names_required = models.BooleanField(_("ask for a name per ticket"), default=False)
 
@@ -178,8 +181,8 @@ class TicketType(models.Model):
     capacity = models.PositiveIntegerField(_("capacity"))
     sold = models.PositiveIntegerField(_("sold"), default=0, editable=False)
     reserved = models.PositiveIntegerField(_("reserved"), default=0, editable=False)
-    sales_start = models.DateTimeField(_("sales start"), null=True, blank=True, validators=[validate_sane_datetime])
-    sales_end = models.DateTimeField(_("sales end"), null=True, blank=True, validators=[validate_sane_datetime])
+    sales_start = MillisecondDateTimeField(_("sales start"), null=True, blank=True, validators=[validate_sane_datetime])
+    sales_end = MillisecondDateTimeField(_("sales end"), null=True, blank=True, validators=[validate_sane_datetime])
     max_per_order = models.PositiveSmallIntegerField(
         _("maximum per order"), default=10, validators=[MinValueValidator(1), MaxValueValidator(100)]
     )
@@ -187,7 +190,7 @@ class TicketType(models.Model):
     access_code = models.CharField(_("access code"), max_length=40, blank=True)
     is_active = models.BooleanField(_("on sale"), default=True)
     position = models.PositiveSmallIntegerField(_("position"), default=0)
-    created_at = models.DateTimeField(_("created at"), default=now, editable=False)
+    created_at = MillisecondDateTimeField(_("created at"), default=now, editable=False)
 
     objects = TicketTypeQuerySet.as_manager()
 

@@ -11,6 +11,7 @@ from django.utils.translation import gettext as _
 
 from events.models import Event, TicketType
 from eventsaas.dates import EARLIEST, LATEST
+from eventsaas.fields import now_as_stored
 from tenants.services import OrganizationNotVerified, audit_log_record, tenant_require_verified
 
 EDITABLE_FIELDS = (
@@ -155,7 +156,7 @@ def event_archive(*, event: Event, acting_user) -> Event:
     A compare-and-set on the status alone, so it works for an event whose other
     fields predate today's validation rules, and archiving twice is harmless.
     """
-    now = timezone.now()
+    now = now_as_stored()
     archived = (
         Event.objects.filter(pk=event.pk)
         .exclude(status=Event.Status.ARCHIVED)

@@ -1,6 +1,11 @@
 """Database helpers that behave the same on SQLite, PostgreSQL and MongoDB."""
 
+import functools
+
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
+
+#: MongoDB's code for a transaction that touched a document another one is writing.
+WRITE_CONFLICT = 112
 
 
 def is_mongodb(using: str = DEFAULT_DB_ALIAS) -> bool:
@@ -12,11 +17,65 @@ def atomic(using: str = DEFAULT_DB_ALIAS):
 
     On SQL databases this is Django's atomic(). On MongoDB, Django's atomic() is
     a no-op, so this uses the backend's own session transaction (replica sets
-    only). Invariants never depend on it: they hold through single-document
+    only), which also works inside a Django `transaction.atomic()` block.
+    Invariants never depend on it: they hold through single-document
     conditional updates and unique indexes.
+
+    On MongoDB a transaction that writes a document (or unique key) another
+    open transaction has written fails at once with WriteConflict, where SQL
+    would wait: callers that race catch it with `is_transient_transaction_error`.
+    A single-row insert that only needs a savepoint on PostgreSQL uses
+    `transaction.atomic()` instead: outside a transaction MongoDB waits for the
+    other writer and then answers with the duplicate key, like SQL.
     """
     if is_mongodb(using):
-        from django_mongodb_backend import transaction as mongo_transaction
-
-        return mongo_transaction.atomic(using)
+        return _mongodb_atomic_class()(using)
     return transaction.atomic(using=using)
+
+
+def is_transient_transaction_error(exc: BaseException) -> bool:
+    """True for MongoDB's "this transaction lost a race; run it again" errors.
+
+    That is WriteConflict (code 112) or any error labelled
+    TransientTransactionError. django-mongodb-backend raises them as a
+    DatabaseError caused by pymongo's OperationFailure (or lets pymongo's error
+    through, e.g. from a commit), so the chain of causes is searched. SQL
+    databases never raise them.
+    """
+    while exc is not None:
+        has_label = getattr(exc, "has_error_label", None)
+        if callable(has_label) and has_label("TransientTransactionError"):
+            return True
+        if getattr(exc, "code", None) == WRITE_CONFLICT and type(exc).__module__.startswith("pymongo"):
+            return True
+        exc = exc.__cause__
+    return False
+
+
+@functools.cache
+def _mongodb_atomic_class():
+    from django_mongodb_backend.transaction import Atomic
+
+    class MongoAtomic(Atomic):
+        """The backend's atomic(), usable inside Django's atomic() too."""
+
+        def __exit__(self, exc_type, exc_value, traceback):
+            connection = transaction.get_connection(self.using)
+            if not connection.in_atomic_block or connection.nested_atomics:
+                return super().__exit__(exc_type, exc_value, traceback)
+            # The outermost MongoDB transaction, inside Django's atomic(): that opens no
+            # transaction on MongoDB but flags the connection as in a block, and the
+            # backend's commit then refuses to run the on_commit callbacks
+            # (TransactionManagementError), which nothing else would run. No SQL
+            # transaction is pending, so that check does not apply to this commit.
+            connection.validate_no_atomic_block = _no_check
+            try:
+                return super().__exit__(exc_type, exc_value, traceback)
+            finally:
+                del connection.validate_no_atomic_block
+
+    return MongoAtomic
+
+
+def _no_check():
+    return None

@@ -7,6 +7,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from events.models import Event
+from eventsaas.fields import MillisecondDateTimeField
 from guests.codes import generate_code
 from tenants.models import Tenant, TenantScopedQuerySet
 
@@ -49,11 +50,11 @@ class Guest(models.Model):
     num_guests = models.PositiveSmallIntegerField(_("answered for"), default=0)
     dietary = models.TextField(_("dietary needs"), blank=True)
     answers = models.JSONField(_("answers"), default=dict, blank=True)
-    rsvp_at = models.DateTimeField(_("answered at"), null=True, blank=True)
-    last_login_at = models.DateTimeField(_("last login"), null=True, blank=True)
-    last_access_at = models.DateTimeField(_("last access"), null=True, blank=True)
-    invited_at = models.DateTimeField(_("invited at"), null=True, blank=True)
-    created_at = models.DateTimeField(_("created at"), default=timezone.now, editable=False)
+    rsvp_at = MillisecondDateTimeField(_("answered at"), null=True, blank=True)
+    last_login_at = MillisecondDateTimeField(_("last login"), null=True, blank=True)
+    last_access_at = MillisecondDateTimeField(_("last access"), null=True, blank=True)
+    invited_at = MillisecondDateTimeField(_("invited at"), null=True, blank=True)
+    created_at = MillisecondDateTimeField(_("created at"), default=timezone.now, editable=False)
 
     objects = GuestQuerySet.as_manager()
 
@@ -119,7 +120,7 @@ class GuestActivity(models.Model):
     event = models.ForeignKey(Event, models.CASCADE, verbose_name=_("event"), related_name="+", db_index=False)
     guest = models.ForeignKey(Guest, models.CASCADE, verbose_name=_("guest"), related_name="activity", db_index=False)
     kind = models.CharField(_("kind"), max_length=20, choices=Kind.choices)
-    at = models.DateTimeField(_("at"))
+    at = MillisecondDateTimeField(_("at"))
     user_agent = models.CharField(_("browser"), max_length=USER_AGENT_MAX_LENGTH, blank=True)
     # A keyed hash of the client's IP address: tells devices apart, never stores the address.
     client_hash = models.CharField(_("client"), max_length=32, blank=True)
@@ -176,11 +177,11 @@ class GuestMessage(models.Model):
     window = models.CharField(_("window"), max_length=100)
     status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.SENDING)
     error = models.TextField(_("error"), blank=True)
-    created_at = models.DateTimeField(_("created at"), default=timezone.now, editable=False)
+    created_at = MillisecondDateTimeField(_("created at"), default=timezone.now, editable=False)
     # When the current attempt took the row: a "sending" row older than a task's
     # hard time limit belongs to a dead attempt and may be taken over.
-    claimed_at = models.DateTimeField(_("claimed at"), default=timezone.now)
-    sent_at = models.DateTimeField(_("sent at"), null=True, blank=True)
+    claimed_at = MillisecondDateTimeField(_("claimed at"), default=timezone.now)
+    sent_at = MillisecondDateTimeField(_("sent at"), null=True, blank=True)
 
     objects = TenantScopedQuerySet.as_manager()
 

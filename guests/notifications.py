@@ -29,6 +29,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy as _
 
 from events.models import Event
+from eventsaas.fields import now_as_stored
 from eventsaas.mail import email_subject
 from guests.models import Guest, GuestMessage
 from tenants.selectors import event_organizer_emails
@@ -167,7 +168,7 @@ def guest_invitation_send(*, guest: Guest, window: str) -> bool:
         subject=_("You are invited: %(event)s"),
         context={"guest": guest, "link": rsvp_link(guest)},
     )
-    now = timezone.now()
+    now = now_as_stored()
     Guest.objects.filter(pk=guest.pk).update(invited_at=now)
     guest.invited_at = now
     return True

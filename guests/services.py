@@ -7,12 +7,13 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import DateTimeField, F, Value
+from django.db.models import F, Value
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from eventsaas.db import atomic
+from eventsaas.fields import MillisecondDateTimeField
 from guests.codes import generate_code
 from guests.models import Guest, GuestActivity
 from tenants.services import audit_log_record
@@ -228,7 +229,7 @@ def _later_of(field: str, when) -> Greatest:
     Coalesce because SQLite's MAX() (and MongoDB's $max on a missing field) would
     otherwise give NULL for a guest who has no stamp yet.
     """
-    value = Value(when, output_field=DateTimeField())
+    value = Value(when, output_field=MillisecondDateTimeField())  # stored to the millisecond, like the field
     return Greatest(Coalesce(F(field), value), value)
 
 

@@ -8,6 +8,8 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from eventsaas.fields import MillisecondDateTimeField
+
 
 class UserManager(BaseUserManager):
     use_in_migrations = True
@@ -37,12 +39,15 @@ class User(AbstractUser):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     username = None
     email = models.EmailField(_("email address"), unique=True)
+    # AbstractUser's stamps, stored to the millisecond like every other (eventsaas/fields.py).
+    last_login = MillisecondDateTimeField(_("last login"), blank=True, null=True)
+    date_joined = MillisecondDateTimeField(_("date joined"), default=timezone.now)
 
     # Part of every organizer access token; bumped when the account's access changes
     # (removed from an organization, new role, deactivated, new password): older tokens stop working.
     token_version = models.PositiveIntegerField(_("token version"), default=0, editable=False)
     # Set when the person opened the emailed verification link (or signed up from an emailed invitation).
-    email_verified_at = models.DateTimeField(_("email verified at"), null=True, blank=True, editable=False)
+    email_verified_at = MillisecondDateTimeField(_("email verified at"), null=True, blank=True, editable=False)
 
     USERNAME_FIELD = "email"
     REQUIRED_FIELDS: list[str] = []
@@ -75,10 +80,10 @@ class Tenant(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(_("name"), max_length=200)
     slug = models.SlugField(_("slug"), max_length=60, unique=True)
-    created_at = models.DateTimeField(_("created at"), default=timezone.now, editable=False)
+    created_at = MillisecondDateTimeField(_("created at"), default=timezone.now, editable=False)
     # Set once, when an owner has verified their email address. Until then the organization
     # sets up events but sends no email to guests and sells no tickets.
-    verified_at = models.DateTimeField(_("verified at"), null=True, blank=True, editable=False)
+    verified_at = MillisecondDateTimeField(_("verified at"), null=True, blank=True, editable=False)
 
     class Meta:
         verbose_name = _("organization")
@@ -121,7 +126,7 @@ class Membership(models.Model):
         settings.AUTH_USER_MODEL, models.CASCADE, verbose_name=_("user"), related_name="memberships", db_index=False
     )
     role = models.CharField(_("role"), max_length=10, choices=Role.choices, default=Role.VIEWER)
-    created_at = models.DateTimeField(_("created at"), default=timezone.now, editable=False)
+    created_at = MillisecondDateTimeField(_("created at"), default=timezone.now, editable=False)
 
     objects = TenantScopedQuerySet.as_manager()
 
@@ -161,9 +166,9 @@ class Invitation(models.Model):
     invited_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, models.SET_NULL, verbose_name=_("invited by"), null=True, related_name="+"
     )
-    created_at = models.DateTimeField(_("created at"), default=timezone.now, editable=False)
-    expires_at = models.DateTimeField(_("expires at"))
-    accepted_at = models.DateTimeField(_("accepted at"), null=True, blank=True)
+    created_at = MillisecondDateTimeField(_("created at"), default=timezone.now, editable=False)
+    expires_at = MillisecondDateTimeField(_("expires at"))
+    accepted_at = MillisecondDateTimeField(_("accepted at"), null=True, blank=True)
     accepted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         models.SET_NULL,
@@ -203,11 +208,11 @@ class RefreshTokenFamily(models.Model):
         settings.AUTH_USER_MODEL, models.CASCADE, verbose_name=_("user"), related_name="+", db_index=False
     )
     generation = models.PositiveIntegerField(_("generation"), default=0)
-    created_at = models.DateTimeField(_("created at"), default=timezone.now, editable=False)
-    last_used_at = models.DateTimeField(_("last refreshed at"), null=True, blank=True)
+    created_at = MillisecondDateTimeField(_("created at"), default=timezone.now, editable=False)
+    last_used_at = MillisecondDateTimeField(_("last refreshed at"), null=True, blank=True)
     # The refresh tokens of a family never outlive its first one: then the person logs in again.
-    expires_at = models.DateTimeField(_("expires at"))
-    revoked_at = models.DateTimeField(_("revoked at"), null=True, blank=True)
+    expires_at = MillisecondDateTimeField(_("expires at"))
+    revoked_at = MillisecondDateTimeField(_("revoked at"), null=True, blank=True)
     revoked_reason = models.CharField(_("why it was revoked"), max_length=30, blank=True)
 
     class Meta:
@@ -248,7 +253,7 @@ class AuditLog(models.Model):
     actor_guest_id = models.UUIDField(_("acting guest"), null=True, blank=True)
     object_id = models.UUIDField(_("object"), null=True, blank=True)
     data = models.JSONField(_("data"), default=dict, blank=True)
-    created_at = models.DateTimeField(_("created at"), default=timezone.now, editable=False)
+    created_at = MillisecondDateTimeField(_("created at"), default=timezone.now, editable=False)
 
     objects = TenantScopedQuerySet.as_manager()
 
@@ -283,8 +288,8 @@ class FailedTask(models.Model):
     error = models.TextField(_("error"))
     traceback = models.TextField(_("traceback"), blank=True)
     retries = models.PositiveSmallIntegerField(_("retries before failing"), default=0)
-    failed_at = models.DateTimeField(_("failed at"), default=timezone.now, editable=False)
-    retried_at = models.DateTimeField(_("retried at"), null=True, blank=True)
+    failed_at = MillisecondDateTimeField(_("failed at"), default=timezone.now, editable=False)
+    retried_at = MillisecondDateTimeField(_("retried at"), null=True, blank=True)
     retried_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         models.SET_NULL,

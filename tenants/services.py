@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
+from eventsaas.fields import now_as_stored
 from eventsaas.mail import email_subject
 from tenants.models import AuditLog, FailedTask, Invitation, Membership, Role, Tenant
 from tenants.token_state import user_token_state_forget, user_tokens_revoke
@@ -394,7 +395,7 @@ def failed_task_retry(*, failed_task: FailedTask, acting_user) -> bool:
     from eventsaas.tasks import send_task, task_by_name
 
     task = task_by_name(failed_task.task_name)  # KeyError for a task that no longer exists
-    now = timezone.now()
+    now = now_as_stored()
     retried_by = acting_user if acting_user is not None and acting_user.is_authenticated else None
     won = FailedTask.objects.filter(pk=failed_task.pk, retried_at__isnull=True).update(
         retried_at=now, retried_by=retried_by

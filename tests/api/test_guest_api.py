@@ -9,6 +9,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from events.models import Event
+from eventsaas.fields import now_as_stored
 from guests.models import Guest
 from guests.services import guest_code_regenerate
 from tenants.keys import keyring
@@ -168,7 +169,7 @@ def test_login_needs_no_authorization_and_ignores_a_bad_one(client, anna):
 
 
 def test_login_records_last_login_and_last_access(client, anna, django_capture_on_commit_callbacks):
-    before = timezone.now()
+    before = now_as_stored()
 
     # Activity is published after commit (written in-process on the embedded default; docs/workers.md).
     with django_capture_on_commit_callbacks(execute=True):
@@ -254,7 +255,7 @@ def test_get_rsvp_counts_the_expected_guests_of_every_member(client, anna, lisa)
 
 
 def test_get_rsvp_records_last_access_but_not_last_login(client, token, anna, django_capture_on_commit_callbacks):
-    long_ago = timezone.now() - dt.timedelta(days=3)
+    long_ago = now_as_stored() - dt.timedelta(days=3)
     Guest.objects.filter(pk=anna.pk).update(last_login_at=long_ago, last_access_at=long_ago)
 
     with django_capture_on_commit_callbacks(execute=True):

@@ -13,6 +13,7 @@ from guests.services import guest_group_connect, guest_group_leave
 from rsvp.services import household_for
 from tenants.models import AuditLog, Role
 from tests.factories import EventFactory, GuestFactory
+from tests.support.backends import statements
 
 
 def _group(guest):
@@ -20,7 +21,7 @@ def _group(guest):
 
 
 def _guest_updates(queries):
-    return [q["sql"] for q in queries.captured_queries if q["sql"].startswith("UPDATE") and "guests_guest" in q["sql"]]
+    return statements(queries, "UPDATE", "guests_guest")
 
 
 def _url(name, tenant, event, **kwargs):

@@ -5,9 +5,9 @@ import datetime as dt
 import pytest
 from django.test import Client, override_settings
 from django.urls import reverse
-from django.utils import timezone
 
 from events.models import Event
+from eventsaas.fields import now_as_stored
 from guests.models import Guest
 from guests.services import guest_code_regenerate
 from rsvp.views import SESSION_CODE, SESSION_GUEST
@@ -172,7 +172,7 @@ def test_default_rates_do_not_block_a_few_typos(client, anna):
 
 
 def test_successful_login_sets_last_login_at(client, anna, django_capture_on_commit_callbacks):
-    before = timezone.now()
+    before = now_as_stored()
 
     # Tracking is published after commit; on the embedded default it is written then, in-process.
     with django_capture_on_commit_callbacks(execute=True):
@@ -185,7 +185,7 @@ def test_successful_login_sets_last_login_at(client, anna, django_capture_on_com
 
 def test_visiting_the_rsvp_page_sets_last_access_at(client, anna, django_capture_on_commit_callbacks):
     _login(client, anna.code, "Müller")
-    long_ago = timezone.now() - dt.timedelta(days=3)
+    long_ago = now_as_stored() - dt.timedelta(days=3)
     Guest.objects.filter(pk=anna.pk).update(last_access_at=long_ago, last_login_at=long_ago)
 
     with django_capture_on_commit_callbacks(execute=True):

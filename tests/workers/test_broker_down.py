@@ -62,7 +62,8 @@ def test_while_backing_off_a_request_does_not_touch_the_broker(
     broker_down, anna_client, monkeypatch, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        anna_client.get("/rsvp/answer/")  # first failure opens the gate
+        anna_client.get("/rsvp/answer/")  # first failure opens the gate (or the login's did, if it ran already)
+    dropped_before = activity._broker_gate.dropped
     attempts = []
     monkeypatch.setattr(type(broker_down), "producer_pool", property(lambda self: attempts.append(1)))
 
@@ -72,7 +73,7 @@ def test_while_backing_off_a_request_does_not_touch_the_broker(
             assert anna_client.get("/rsvp/answer/").status_code == 200
 
     assert attempts == []
-    assert activity._broker_gate.dropped == 5
+    assert activity._broker_gate.dropped - dropped_before == 5
     assert time.perf_counter() - started < 5
 
 

@@ -6,7 +6,7 @@ Skipped without Redis unless REQUIRE_REDIS=1 (see conftest.py).
 from unittest import mock
 
 import pytest
-from django.db.models.sql.compiler import SQLUpdateCompiler
+from django.db import connection
 
 from eventsaas.tasks import enqueue_on_commit
 from guests.activity import ACTIVITY_QUEUE
@@ -32,14 +32,16 @@ def _fresh_task_state():
 def guest_updates():
     """Counts UPDATEs of guests_guest in every thread (the worker's included)."""
     counted = []
-    original = SQLUpdateCompiler.execute_sql
+    # The backend's own update compiler: MongoDB's overrides execute_sql.
+    compiler = connection.ops.compiler("SQLUpdateCompiler")
+    original = compiler.execute_sql
 
     def counting(self, *args, **kwargs):
         if self.query.model is Guest:
             counted.append(self.query)
         return original(self, *args, **kwargs)
 
-    with mock.patch.object(SQLUpdateCompiler, "execute_sql", counting):
+    with mock.patch.object(compiler, "execute_sql", counting):
         yield counted
 
 

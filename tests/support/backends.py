@@ -1,0 +1,109 @@
+"""Where a test's expectation differs on MongoDB, and why.
+
+The suite expects the same behaviour on SQLite, PostgreSQL and MongoDB. A test
+departs from that only through one of the behaviours below, each named for what
+MongoDB (through django-mongodb-backend) really does differently, so the
+complete list of differences is this file (docs/mongodb.md repeats it):
+
+    @NO_ROLLBACK.skip
+    def test_...: ...                                  # only SQL databases can show this
+
+    with django_assert_num_queries(ON_COMMIT_AT_ONCE.pick(sql=8, mongodb=20)): ...
+
+`statements()` reads captured queries the same way on every backend (SQL
+statements or MongoDB operations), so counts of reads and writes need no
+per-backend numbers at all.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pytest
+from django.conf import settings
+
+ON_MONGODB = settings.DATABASES["default"]["ENGINE"] == "django_mongodb_backend"
+
+
+@dataclass(frozen=True)
+class MongoDiffers:
+    """One real difference of MongoDB, and the ways a test can face it."""
+
+    behaviour: str
+
+    def __post_init__(self):
+        if not self.behaviour.strip():
+            raise ValueError("Name the MongoDB behaviour the expectation stands for")
+
+    @property
+    def skip(self) -> pytest.MarkDecorator:
+        """Skip on MongoDB a test of something that only exists on SQL databases."""
+        return pytest.mark.skipif(ON_MONGODB, reason=f"MongoDB: {self.behaviour}")
+
+    def pick(self, *, sql, mongodb):
+        """The expected value on this backend."""
+        return mongodb if ON_MONGODB else sql
+
+
+def mongo_differs(behaviour: str) -> MongoDiffers:
+    return MongoDiffers(behaviour)
+
+
+#: Django's transaction.atomic() opens no transaction on MongoDB (the backend's
+#: own atomic() exists, but Django's code and set_rollback() do not use it).
+NO_ROLLBACK = mongo_differs(
+    "Django's transaction.atomic() opens no transaction, so an exception or set_rollback() "
+    "undoes nothing already written"
+)
+
+#: The same cause seen from on_commit: with no transaction open, callbacks run
+#: at once. pytest-django runs each SQL test in a transaction, so there they
+#: wait for the test to end (or for django_capture_on_commit_callbacks);
+#: production on SQL runs them at once too when no atomic() block is open.
+ON_COMMIT_AT_ONCE = mongo_differs(
+    "transaction.on_commit() runs the callback at once: no transaction is open, in tests or in production"
+)
+
+_MONGO_OPERATION = re.compile(r"^db\.(?P<collection>\w+)\.(?P<method>\w+)\(")
+_MONGO_VERBS = {
+    "aggregate": "SELECT",
+    "find": "SELECT",
+    "count_documents": "SELECT",
+    "insert_many": "INSERT",
+    "insert_one": "INSERT",
+    "update_many": "UPDATE",
+    "update_one": "UPDATE",
+    "delete_many": "DELETE",
+    "delete_one": "DELETE",
+}
+
+
+def statement_verb(query: str) -> str:
+    """SELECT, INSERT, UPDATE or DELETE for one captured SQL statement or MongoDB operation ("" for others).
+
+    django-mongodb-backend logs operations as `db.<collection>.<method>(...)`
+    and transactions as `session.start_transaction()` / `commit_transaction()`.
+    """
+    if match := _MONGO_OPERATION.match(query):
+        return _MONGO_VERBS.get(match["method"], "")
+    verb = query.lstrip().split(" ", 1)[0].upper()
+    return verb if verb in {"SELECT", "INSERT", "UPDATE", "DELETE"} else ""
+
+
+def statements(captured, verb: str, table: str = "") -> list[str]:
+    """Captured queries that are `verb` on `table` (any table when empty), on every backend.
+
+    `captured` is a CaptureQueriesContext or its `captured_queries`.
+    """
+    queries = getattr(captured, "captured_queries", captured)
+    found = []
+    for query in queries:
+        text = query["sql"]
+        if statement_verb(text) != verb:
+            continue
+        match = _MONGO_OPERATION.match(text)
+        target = match["collection"] if match else text
+        if table in target:
+            found.append(text)
+    return found
