@@ -1,8 +1,14 @@
 """Database helpers that behave the same on SQLite, PostgreSQL and MongoDB."""
 
 import functools
+import random
+import time
+from collections.abc import Callable
+from typing import TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
+
+T = TypeVar("T")
 
 #: MongoDB's code for a transaction that touched a document another one is writing.
 WRITE_CONFLICT = 112
@@ -31,6 +37,26 @@ def atomic(using: str = DEFAULT_DB_ALIAS):
     if is_mongodb(using):
         return _mongodb_atomic_class()(using)
     return transaction.atomic(using=using)
+
+
+def run_in_transaction(block: Callable[..., T], *, using: str = DEFAULT_DB_ALIAS, attempts: int = 5) -> T:
+    """`block(attempt=n)` inside atomic(), run again while MongoDB aborts the transaction as transient.
+
+    For blocks that are safe to run twice (idempotent writes): MongoDB's answer
+    to a WriteConflict is to run the whole transaction again, which SQL
+    databases never ask for. Waits a random 0-20, 0-40, 0-80... ms between
+    attempts, so that the writers that collided do not collide again; the last
+    error is raised.
+    """
+    for attempt in range(1, attempts + 1):
+        try:
+            with atomic(using):
+                return block(attempt=attempt)
+        except Exception as exc:  # the commit raises pymongo's own errors, not DatabaseError
+            if attempt == attempts or not is_transient_transaction_error(exc):
+                raise
+            time.sleep(random.uniform(0, 0.01 * 2**attempt))
+    raise AssertionError("unreachable")
 
 
 def is_transient_transaction_error(exc: BaseException) -> bool:

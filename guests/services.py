@@ -12,7 +12,7 @@ from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from eventsaas.db import atomic
+from eventsaas.db import run_in_transaction
 from eventsaas.fields import MillisecondDateTimeField
 from guests.codes import generate_code
 from guests.models import Guest, GuestActivity
@@ -283,18 +283,27 @@ def guest_activity_record_batch(*, events) -> ActivityBatchResult:
         for e in valid
         if e.id not in already_stored
     ]
-    # One transaction for tidiness (and one commit on SQLite); correctness does
-    # not depend on it: replaying the batch changes nothing.
-    with atomic():
-        if rows:
-            GuestActivity.objects.bulk_create(rows)
+
+    def write(*, attempt: int) -> int:
+        pending = rows
+        if attempt > 1 and rows:
+            # Run again after a conflict with another flush, which may have stored some of them.
+            taken = set(GuestActivity.objects.filter(pk__in=[r.pk for r in rows]).values_list("pk", flat=True))
+            pending = [r for r in rows if r.pk not in taken]
+        if pending:
+            GuestActivity.objects.bulk_create(pending)
         for guest_id, accessed_at in latest_access.items():
             tenant_id, event_id = guests[guest_id]
             stamps = {"last_access_at": _later_of("last_access_at", accessed_at)}
             if guest_id in latest_login:
                 stamps["last_login_at"] = _later_of("last_login_at", latest_login[guest_id])
             Guest.objects.filter(pk=guest_id, tenant_id=tenant_id, event_id=event_id).update(**stamps)
-    result.rows_inserted = len(rows)
+        return len(pending)
+
+    # One transaction for tidiness (and one commit on SQLite); correctness does not
+    # depend on it: replaying the batch changes nothing, so a MongoDB transaction that
+    # lost a race with another flush (WriteConflict on a guest's stamps) just runs again.
+    result.rows_inserted = run_in_transaction(write)
     result.guests_updated = len(latest_access)
     return result
 

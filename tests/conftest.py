@@ -7,6 +7,7 @@ from django.db import connection
 from tenants.models import Role
 from tests.factories import EventFactory, GuestFactory, MembershipFactory, TenantFactory, UserFactory
 from tests.support import mongo_shadow
+from tests.support.backends import ON_MONGODB
 
 PASSWORD = "correct horse battery"
 
@@ -14,8 +15,8 @@ PASSWORD = "correct horse battery"
 pytest_plugins = ["tests.support.stripe_fixtures"]
 
 
-# Shadow compilation for MongoDB (docs/mongodb.md): on by default on SQL databases.
-ON_MONGODB = os.environ.get("DATABASE_URL", "").startswith("mongodb")
+# Shadow compilation for MongoDB (docs/mongodb.md): on by default on SQL databases,
+# pointless on MongoDB itself (bin/test-mongo), where every query really runs.
 MONGO_SHADOW = os.environ.get("MONGO_SHADOW", "1") != "0" and not ON_MONGODB
 
 

@@ -36,8 +36,10 @@ from billing.services import (
     webhook_receive,
 )
 from events.models import TicketType
+from eventsaas.db import atomic
 from tenants.models import AuditLog
 from tests.factories import TicketTypeFactory
+from tests.support.backends import WRITE_CONFLICT
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -222,6 +224,44 @@ def test_simultaneous_deliveries_of_one_payment_book_it_once_and_issue_tickets_o
     ticket_type.refresh_from_db()
     assert (ticket_type.sold, ticket_type.reserved) == (3, 0)
     assert len(mailoutbox) == 1
+
+
+def test_tickets_are_issued_once_while_another_delivery_holds_them_in_an_open_transaction(ticketed_event, monkeypatch):
+    """The race of the test above, made certain: one delivery has inserted the tickets and not committed yet.
+
+    SQL makes the second insert wait, then fail on the unique (order, seat) index.
+    A MongoDB transaction fails at once with WriteConflict (code 112) instead; the
+    backend raises that as a DatabaseError, not an IntegrityError. Either way the
+    second delivery falls back to one insert per seat, which waits for the first
+    delivery to commit, and each seat ends up with one ticket.
+    """
+    ticket_type = TicketTypeFactory(event=ticketed_event, capacity=5, price=1500)
+    order = checkout_start(event=ticketed_event, request=buyer_request(ticket_type, 3, 0))
+    holding, release = threading.Event(), threading.Event()
+    conflicts = []
+    original = services.is_transient_transaction_error
+    monkeypatch.setattr(
+        services, "is_transient_transaction_error", lambda exc: conflicts.append(original(exc)) or original(exc)
+    )
+
+    def first_delivery():
+        with atomic():
+            issued = services.tickets_issue(order=order)
+            holding.set()
+            assert release.wait(timeout=20)
+        return issued
+
+    def second_delivery():
+        assert holding.wait(timeout=20)
+        threading.Timer(0.5, release.set).start()  # commit the first while the second is inside tickets_issue
+        return services.tickets_issue(order=order)
+
+    outcomes = run_together([first_delivery, second_delivery])
+
+    raise_unexpected(outcomes)
+    assert [[t.seat for t in o.value] for o in outcomes] == [[1, 2, 3], [1, 2, 3]]
+    assert list(Ticket.objects.filter(order_id=order.pk).values_list("seat", flat=True)) == [1, 2, 3]
+    assert conflicts == WRITE_CONFLICT.pick(sql=[], mongodb=[True])
 
 
 # --- Check-in -------------------------------------------------------------------------------------

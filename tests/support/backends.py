@@ -65,6 +65,16 @@ ON_COMMIT_AT_ONCE = mongo_differs(
     "transaction.on_commit() runs the callback at once: no transaction is open, in tests or in production"
 )
 
+#: Concurrent writers: where SQL makes the second writer wait for the first
+#: transaction, MongoDB aborts the second transaction at once.
+WRITE_CONFLICT = mongo_differs(
+    "a transaction that writes a document or unique key another open transaction has written fails at once "
+    "with WriteConflict (code 112, TransientTransactionError); SQL waits for the other transaction"
+)
+
+#: There is no SQL to run: the backend's cursor() is a stub.
+NO_SQL = mongo_differs("no SQL at all: connection.cursor() is a stub, so raw SQL cannot even be tried")
+
 _MONGO_OPERATION = re.compile(r"^db\.(?P<collection>\w+)\.(?P<method>\w+)\(")
 _MONGO_VERBS = {
     "aggregate": "SELECT",
