@@ -23,3 +23,12 @@ def test_ci_runs_the_readme_test_command():
     ci = (ROOT / ".ci" / "run").read_text()
     assert re.search(r"^bin/test\b", ci, re.M)
     assert re.search(r"^DATABASE_URL=\S*postgres\S* bin/test\b", ci, re.M)
+
+
+def test_ci_runs_the_mongodb_pass_after_the_sql_passes_and_the_readme_tells_how():
+    ci = (ROOT / ".ci" / "run").read_text()
+    postgres = re.search(r"^DATABASE_URL=\S*postgres\S* bin/test\b", ci, re.M)
+    mongodb = re.search(r"^bin/test-mongo\b", ci, re.M)
+    assert postgres and mongodb and mongodb.start() > postgres.start()
+    readme = (ROOT / "README.md").read_text()
+    assert "bin/test-mongo" in readme and "bin/test-mongo" not in "\n".join(quick_start_commands())
