@@ -1,5 +1,6 @@
 """Database helpers that behave the same on SQLite, PostgreSQL and MongoDB."""
 
+import contextlib
 import functools
 import random
 import time
@@ -87,21 +88,41 @@ def _mongodb_atomic_class():
 
         def __exit__(self, exc_type, exc_value, traceback):
             connection = transaction.get_connection(self.using)
-            if not connection.in_atomic_block or connection.nested_atomics:
-                return super().__exit__(exc_type, exc_value, traceback)
-            # The outermost MongoDB transaction, inside Django's atomic(): that opens no
-            # transaction on MongoDB but flags the connection as in a block, and the
-            # backend's commit then refuses to run the on_commit callbacks
-            # (TransactionManagementError), which nothing else would run. No SQL
-            # transaction is pending, so that check does not apply to this commit.
-            connection.validate_no_atomic_block = _no_check
+            outermost = not connection.nested_atomics
             try:
-                return super().__exit__(exc_type, exc_value, traceback)
-            finally:
-                del connection.validate_no_atomic_block
+                if not (outermost and connection.in_atomic_block):
+                    return super().__exit__(exc_type, exc_value, traceback)
+                # The outermost MongoDB transaction, inside Django's atomic(): that opens no
+                # transaction on MongoDB but flags the connection as in a block, and the
+                # backend's commit then refuses to run the on_commit callbacks
+                # (TransactionManagementError), which nothing else would run. No SQL
+                # transaction is pending, so that check does not apply to this commit.
+                connection.validate_no_atomic_block = _no_check
+                try:
+                    return super().__exit__(exc_type, exc_value, traceback)
+                finally:
+                    del connection.validate_no_atomic_block
+            except BaseException:
+                if outermost and connection.session is not None:
+                    _end_failed_transaction(connection)
+                raise
 
     return MongoAtomic
 
 
 def _no_check():
     return None
+
+
+def _end_failed_transaction(connection) -> None:
+    """The commit (or abort) itself failed: end the session anyway.
+
+    pymongo's errors from `commit_transaction()` are not the DatabaseError the
+    backend's atomic() catches, and after a failed commit pymongo refuses to
+    abort; left alone, the dead session would stay on the connection and every
+    later query would run inside it. Ending it aborts whatever is still open.
+    """
+    connection.run_on_commit = []
+    session, connection.session = connection.session, None
+    with contextlib.suppress(Exception):
+        session.end_session()

@@ -1,12 +1,12 @@
 """eventsaas.db: one transaction helper and one transient-error test for SQLite, PostgreSQL and MongoDB."""
 
 import pytest
-from django.db import DatabaseError, IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, OperationalError, connection, transaction
 from pymongo.errors import OperationFailure
 
 from eventsaas import db
 from tenants.models import Tenant
-from tests.support.backends import NO_ROLLBACK
+from tests.support.backends import NO_ROLLBACK, ON_MONGODB, WRITE_CONFLICT
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the transactions under test are the outermost ones
 
@@ -143,3 +143,31 @@ def test_run_in_transaction_raises_other_errors_at_once_and_gives_up_after_its_a
     with pytest.raises(OperationFailure):
         db.run_in_transaction(failing(_write_conflict()), attempts=3)
     assert attempts == [1, 2, 3]
+
+
+def test_a_transaction_whose_commit_fails_raises_and_leaves_the_connection_usable(monkeypatch):
+    """MongoDB can refuse the commit itself (a WriteConflict found at commit); SQL can too (a lost connection)."""
+    if ON_MONGODB:
+        from pymongo.client_session import ClientSession
+
+        def refuse(session):
+            raise _write_conflict()
+
+        monkeypatch.setattr(ClientSession, "commit_transaction", refuse)
+    else:
+
+        def refuse():
+            raise OperationalError("the commit failed")
+
+        monkeypatch.setattr(connection, "commit", refuse)
+
+    with pytest.raises((DatabaseError, OperationFailure)) as raised:
+        with db.atomic():
+            Tenant.objects.create(name="Never", slug="never")
+    monkeypatch.undo()
+
+    assert db.is_transient_transaction_error(raised.value) is WRITE_CONFLICT.pick(sql=False, mongodb=True)
+    assert not Tenant.objects.filter(slug="never").exists()
+    with db.atomic():
+        Tenant.objects.create(name="After", slug="after")
+    assert list(Tenant.objects.values_list("slug", flat=True)) == ["after"]

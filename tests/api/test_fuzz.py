@@ -16,7 +16,9 @@ generated bodies and query strings reach the handlers instead of stopping at
 a 404. Ids in bodies are often real guests or ticket types, and a `code` is
 often a real ticket's (check-in). Each example runs in a savepoint that is
 rolled back: a deleted guest or an archived event does not leak into the next
-example.
+example. On MongoDB nothing is rolled back (tests/support/backends.py,
+NO_ROLLBACK): the examples run one after another on the same data, and the
+checks are the same.
 
 The run is bounded and reproducible: a fixed number of examples per operation
 and generation mode, derandomized, no example database.
