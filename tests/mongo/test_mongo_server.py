@@ -6,6 +6,7 @@ they fail when the launcher's fix is missing (django-mongodb-backend emits the
 nested field specs for exactly these queries).
 """
 
+import re
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,22 @@ def test_a_stage_that_is_not_an_object_is_left_for_the_emulator_to_refuse():
 def test_the_test_url_names_the_emulators_replica_set():
     script = (Path(__file__).resolve().parents[2] / "bin" / "test-mongo").read_text()
     assert f"replicaSet={REPLICA_SET}" in script
+
+
+def test_the_gpl_server_stays_a_separate_test_tool():
+    """SecantusDB (GPL-2.0) runs as a separate process from its own venv: nothing we ship installs or imports it."""
+    root = Path(__file__).resolve().parents[2]
+    for requirements in ("requirements.txt", "requirements-dev.txt"):
+        assert "secantus" not in (root / requirements).read_text().lower(), requirements
+    sources = [
+        path for top in root.iterdir() if top.is_dir() and not top.name.startswith(".") for path in top.rglob("*.py")
+    ]
+    importers = [
+        str(path.relative_to(root))
+        for path in sources
+        if re.search(r"^\s*(from|import) secantus\b", path.read_text(encoding="utf-8"), re.M)
+    ]
+    assert importers == ["tests/support/mongo_server.py"]
 
 
 @pytest.fixture
