@@ -34,13 +34,17 @@ def direct(path: Path) -> list[Requirement]:
 
 
 def test_every_locked_package_is_pinned_with_hashes():
-    for name in ("requirements.txt", "requirements-dev.txt"):
+    for name in ("requirements.txt", "requirements-dev.txt", "requirements-mongo-test.txt"):
         for package, (_version, hashes) in locked(ROOT / name).items():
             assert hashes, f"{name}: {package} has no hash"
 
 
 def test_the_locks_satisfy_their_direct_requirements():
-    for source, lock in (("requirements.in", "requirements.txt"), ("requirements-dev.in", "requirements-dev.txt")):
+    for source, lock in (
+        ("requirements.in", "requirements.txt"),
+        ("requirements-dev.in", "requirements-dev.txt"),
+        ("requirements-mongo-test.in", "requirements-mongo-test.txt"),
+    ):
         pins = locked(ROOT / lock)
         for requirement in direct(ROOT / source):
             name = canonicalize_name(requirement.name)

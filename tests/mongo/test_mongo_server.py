@@ -47,7 +47,7 @@ def test_the_test_url_names_the_emulators_replica_set():
 def test_the_gpl_server_stays_a_separate_test_tool():
     """SecantusDB (GPL-2.0) runs as a separate process from its own venv: nothing we ship installs or imports it."""
     root = Path(__file__).resolve().parents[2]
-    for requirements in ("requirements.txt", "requirements-dev.txt"):
+    for requirements in ("requirements.in", "requirements.txt", "requirements-dev.in", "requirements-dev.txt"):
         assert "secantus" not in (root / requirements).read_text().lower(), requirements
     sources = [
         path for top in root.iterdir() if top.is_dir() and not top.name.startswith(".") for path in top.rglob("*.py")
