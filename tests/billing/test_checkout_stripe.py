@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from billing import payments, services
 from billing.models import Order
+from eventsaas.fields import now_as_stored
 from tests.billing.conftest import STANDARD_PRICE, VIP_PRICE, buy, fresh, seats
 
 pytestmark = pytest.mark.django_db
@@ -20,7 +21,7 @@ def test_payment_mode_is_stripe_with_the_fake(fake_stripe):
 
 
 def test_checkout_creates_one_session_with_the_order_in_minor_units(fake_stripe, ticketed_event, standard, vip):
-    before = timezone.now()
+    before = now_as_stored()  # expires_at is stored to the millisecond
     order = buy(ticketed_event, (standard, 2), (vip, 1))
 
     calls = fake_stripe.calls("POST", SESSIONS)
@@ -58,7 +59,7 @@ def test_a_hold_shorter_than_stripes_minimum_is_ended_by_the_sweep_which_expires
     fake_stripe, ticketed_event, standard, settings
 ):
     settings.ORDER_HOLD_MINUTES = 5
-    before = timezone.now()
+    before = now_as_stored()  # expires_at is stored to the millisecond
     order = buy(ticketed_event, (standard, 2))
 
     # The seats are held for 5 minutes; Stripe still wants its session to live 30 minutes at least.
