@@ -115,7 +115,9 @@ class MembershipAdmin(admin.ModelAdmin):
 
     def delete_queryset(self, request, queryset):
         members = list(queryset)
-        super().delete_queryset(request, queryset)
+        # By primary key: the changelist's queryset may filter across relations (user, tenant),
+        # and MongoDB deletes from one collection only (found by the MongoDB test pass).
+        super().delete_queryset(request, Membership.objects.filter(pk__in=[m.pk for m in members]))
         _memberships_changed_by_staff(request, members, removed=True)
 
 
