@@ -1,5 +1,6 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from eventsaas.forms import EventQuestionsMixin
 from guests.codes import CODE_LENGTH
@@ -26,12 +27,21 @@ class GuestLoginForm(forms.Form):
         }
 
 
-COMING, NOT_COMING = "yes", "no"
-ATTENDING_CHOICES = [(COMING, _("Coming")), (NOT_COMING, _("Not coming"))]
+COMING, NOT_COMING, LATER = "yes", "no", "later"
+# "the member is coming": a choice, worded apart from the status names ("Coming" is "Asiste" in Spanish).
+ATTENDING_CHOICES = [
+    (COMING, pgettext_lazy("household form", "Coming")),
+    (NOT_COMING, pgettext_lazy("household form", "Not coming")),
+]
 
 
 class MemberAnswerForm(EventQuestionsMixin, forms.Form):
-    """One member's row of the household form: coming or not, how many people, dietary needs, questions."""
+    """One member's row of the household form: coming or not, how many people, dietary needs, questions.
+
+    A member who has not answered yet may be left to answer themselves ("later",
+    the default for everyone but the person answering): the form never answers
+    for somebody unless that row says so.
+    """
 
     attending = forms.ChoiceField(label=_("Coming?"), choices=ATTENDING_CHOICES, widget=forms.RadioSelect)
     num_guests = forms.IntegerField(
@@ -49,27 +59,29 @@ class MemberAnswerForm(EventQuestionsMixin, forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}),
     )
 
-    def __init__(self, *args, member: Guest, questions=(), **kwargs):
+    def __init__(self, *args, member: Guest, is_answerer: bool, questions=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.member = member
+        self.is_answerer = is_answerer
+        if member.status == Guest.Status.PENDING and not is_answerer:
+            self.fields["attending"].choices = [
+                *ATTENDING_CHOICES,
+                (LATER, _("%(name)s answers later") % {"name": member.first_name}),
+            ]
         self.add_question_fields(questions)
 
     def clean(self):
         cleaned = super().clean()
         if cleaned.get("attending") == COMING and not cleaned.get("num_guests"):
             self.add_error("num_guests", _("Tell us how many people are coming (at least 1)."))
-        if cleaned.get("attending") == NOT_COMING:
+        if cleaned.get("attending") in (NOT_COMING, LATER):
             cleaned["num_guests"] = 0
         return cleaned
 
-    @property
-    def is_coming(self) -> bool:
-        value = self.cleaned_data.get("attending") if self.is_bound and hasattr(self, "cleaned_data") else None
-        if value is None:
-            value = self["attending"].value()
-        return value == COMING
-
-    def choice(self) -> MemberChoice:
+    def choice(self) -> MemberChoice | None:
+        """This row's answer, or None when the member is left to answer themselves."""
+        if self.cleaned_data["attending"] == LATER:
+            return None
         attending = self.cleaned_data["attending"] == COMING
         return MemberChoice(
             guest_id=self.member.pk,
@@ -86,17 +98,18 @@ class BaseHouseholdFormSet(forms.BaseFormSet):
     def __init__(self, *args, members: list[Guest], questions=(), **kwargs):
         self.members = members
         self.questions = questions
-        kwargs.setdefault("initial", [member_initial(m) for m in members])
+        kwargs.setdefault("initial", [member_initial(m, is_answerer=i == 0) for i, m in enumerate(members)])
         super().__init__(*args, **kwargs)
 
     def total_form_count(self):
         return len(self.members)
 
     def get_form_kwargs(self, index):
-        return {"member": self.members[index], "questions": self.questions}
+        return {"member": self.members[index], "is_answerer": index == 0, "questions": self.questions}
 
     def answer(self, *, confirmed: bool) -> HouseholdAnswer:
-        return HouseholdAnswer(members=tuple(form.choice() for form in self.forms), confirmed=confirmed)
+        choices = tuple(choice for form in self.forms if (choice := form.choice()) is not None)
+        return HouseholdAnswer(members=choices, confirmed=confirmed)
 
     def total(self) -> int:
         """The people coming according to the rows as shown (posted or prefilled)."""
@@ -124,11 +137,18 @@ class BaseHouseholdFormSet(forms.BaseFormSet):
 HouseholdFormSet = forms.formset_factory(MemberAnswerForm, formset=BaseHouseholdFormSet, extra=0)
 
 
-def member_initial(member: Guest) -> dict:
-    """A row prefilled from the member's answer; someone who has not answered yet is prefilled as coming with
-    the invitation's number. A declined member stays "not coming" until the person answering switches them."""
+def member_initial(member: Guest, *, is_answerer: bool) -> dict:
+    """A row prefilled from the member's answer and, for the count, from the invitation's number.
+
+    A declined member stays "not coming" until the person answering switches
+    them; someone else who has not answered is left to answer themselves; the
+    person answering chooses for themselves.
+    """
+    attending = {Guest.Status.COMING: COMING, Guest.Status.DECLINED: NOT_COMING}.get(member.status)
+    if attending is None and not is_answerer:
+        attending = LATER
     initial = {
-        "attending": NOT_COMING if member.status == Guest.Status.DECLINED else COMING,
+        "attending": attending,
         "num_guests": member.usual_count,
         "dietary": member.dietary,
     }

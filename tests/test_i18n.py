@@ -21,6 +21,7 @@ from django.utils import timezone, translation
 from guests.models import Guest
 from tenants.models import Invitation, Role
 from tests.factories import EventFactory, GuestFactory
+from tests.rsvp.household_form import household_post, row
 
 LOCALE_DIR = Path(settings.BASE_DIR) / "locale" / "es" / "LC_MESSAGES"
 PO_PATH = LOCALE_DIR / "django.po"
@@ -427,8 +428,11 @@ def test_guest_sees_the_event_language_with_an_english_browser(client, spanish_h
         "Tu invitación",
         "Esta invitación es para 2 personas:",
         "¿Vendrás?",
-        "¿Vas a venir?",
-        "Sí, iremos",
+        "¿Viene?",
+        " Viene</label>",
+        " No viene</label>",
+        "Lisa responderá más tarde",
+        "Personas",
         "Código de vestimenta",
         "Enviar mi respuesta",
     ]:
@@ -439,26 +443,28 @@ def test_guest_sees_the_event_language_with_an_english_browser(client, spanish_h
 
 def test_guest_answer_messages_follow_the_event_language(client, spanish_household, english_patterns):
     _guest_login(client, spanish_household, **EN)
-    response = client.post(ANSWER_URL, {"attending": "yes", "num_guests": ""}, **EN)
+    response = client.post(ANSWER_URL, household_post(row("yes", ""), row("later")), **EN)
     assert response.status_code == 400
     assert "Dinos cuántas personas vienen (al menos 1)." in response.content.decode()
 
-    response = client.post(ANSWER_URL, {"attending": "yes", "num_guests": "1"}, **EN)
+    response = client.post(ANSWER_URL, household_post(row("yes", 1), row("no")), **EN)
     assert response.status_code == 409
     page = response.content.decode()
     for text in [
         "Esperábamos 2, pero has indicado 1.",
         "¿Lisa no viene?",
-        "¿Quién no viene?",
         "Confirmar: viene 1 persona",
+        "O cambia las respuestas de abajo.",
     ]:
         assert text in page
     assert english_leftovers(response, english_patterns) == []
 
-    response = client.post(ANSWER_URL, {"attending": "yes", "num_guests": "2"}, follow=True, **EN)
+    response = client.post(ANSWER_URL, household_post(row("yes", 1), row("yes", 1)), follow=True, **EN)
     page = response.content.decode()
     assert "¡Gracias! Hemos guardado tu respuesta." in page
-    assert "Asiste · 2 personas" in page
+    assert "Anna Müller · Asiste (1 persona)" in page and "Lisa Müller · Asiste (1 persona)" in page
+    assert "respondió Anna" in page
+    assert english_leftovers(response, english_patterns) == []
 
 
 def test_invitation_page_in_spanish(client, tenant, owner, english_patterns):

@@ -238,6 +238,7 @@ VALID_BODIES: dict = {
     "ticket_check_in": lambda w, v: {"code": w.ticket_code_of(v["event_id"])},
 }
 
+
 def _close_answers(world) -> None:
     past = timezone.now() - dt.timedelta(hours=1)
     Event.objects.filter(pk__in=[world.event_a.pk, world.event_a2.pk, world.event_b.pk]).update(rsvp_deadline=past)

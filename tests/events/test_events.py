@@ -10,7 +10,7 @@ from django.urls import reverse
 from events.models import Event
 from events.services import event_archive, event_create, event_update, questions_from_text
 from guests.models import Guest
-from rsvp.services import RsvpClosed, guest_authenticate, rsvp_submit
+from rsvp.services import HouseholdAnswer, RsvpClosed, guest_authenticate, rsvp_submit
 from tenants.models import AuditLog, Role
 from tests.factories import EventFactory, GuestFactory, TenantFactory
 
@@ -296,7 +296,7 @@ def test_archived_event_guests_can_no_longer_answer(tenant, event, owner, househ
     assert guest_authenticate(code=anna.code, last_name="Müller") is None
     anna = Guest.objects.select_related("event", "tenant").get(pk=anna.pk)
     with pytest.raises(RsvpClosed):
-        rsvp_submit(guest=anna, attending=True, num_guests=2)
+        rsvp_submit(guest=anna, answer=HouseholdAnswer(attending=True, num_guests=2))
     assert Guest.objects.get(pk=anna.pk).status == Guest.Status.PENDING
 
 
