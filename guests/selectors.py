@@ -66,7 +66,8 @@ def guest_list(*, event, filters: GuestFilters = GuestFilters()):
     if filters.never_logged_in:
         guests = guests.filter(last_login_at__isnull=True)
     for term in filters.search.split():
-        guests = guests.filter(search_matches(term))
+        if name_key(term):  # a word of punctuation alone searches for nothing
+            guests = guests.filter(search_matches(term))
     return guests.order_by("last_name", "first_name", "pk")
 
 
@@ -76,10 +77,7 @@ def search_matches(term: str) -> Q:
     The stored key (guests.codes.search_key) makes this the same `icontains` on
     SQLite, PostgreSQL and MongoDB: none needs `unaccent` or a collation.
     """
-    condition = Q(email__icontains=term)
-    if key := name_key(term):
-        condition |= Q(search_key__icontains=key)
-    return condition
+    return Q(email__icontains=term) | Q(search_key__icontains=name_key(term))
 
 
 def group_members(*, guest) -> list[Guest]:
