@@ -277,7 +277,9 @@ def _clean_details(event: Event, *, dietary: str | None, answers: dict | None, f
     return dietary, answers
 
 
-def _plan_one_number(household: Household, answer: HouseholdAnswer, *, event: Event) -> list[Proposal]:
+def _plan_one_number(
+    household: Household, answer: HouseholdAnswer, *, event: Event, by_organizer: bool = False
+) -> list[Proposal]:
     """The single-number shape: see the module docstring."""
     answerer = household.guest
     others = {m.pk: m for m in household.members}
@@ -293,7 +295,9 @@ def _plan_one_number(household: Household, answer: HouseholdAnswer, *, event: Ev
     coming = [m for m in household.members if m.pk not in absent and m not in keeping_decline]
     expected = answerer.expected_guests + sum(m.usual_count for m in coming)
     answerer_count = answer.num_guests - sum(m.usual_count for m in coming)
-    reasons = []
+    # An organizer is never the member: their "coming" for a guest whose own decline is on record is confirmed first.
+    overrides = [answerer] if by_organizer and answerer.is_own_decline else []
+    reasons = [RsvpNeedsConfirmation.DECLINE_OVERRIDE] if overrides else []
     if answer.num_guests > expected:
         reasons.append(RsvpNeedsConfirmation.MORE)
     elif answer.num_guests < expected:
@@ -315,7 +319,8 @@ def _plan_one_number(household: Household, answer: HouseholdAnswer, *, event: Ev
             expected=expected,
             answered=answer.num_guests,
             members=household.members,
-            concerned=[answerer],
+            concerned=[answerer] if reasons != [RsvpNeedsConfirmation.DECLINE_OVERRIDE] else [],
+            declined_members=overrides,
         )
     proposals = [Proposal(answerer, Guest.Status.COMING, answerer_count, dietary, answers)]
     proposals += [Proposal(m, Guest.Status.COMING, m.usual_count) for m in coming]
@@ -392,7 +397,7 @@ def _plan(*, household: Household, answer: HouseholdAnswer, event: Event, by_org
     elif answer.attending is None:
         raise ValidationError({"attending": _("Say whether you are coming.")})
     else:
-        proposals = _plan_one_number(household, answer, event=event)
+        proposals = _plan_one_number(household, answer, event=event, by_organizer=by_organizer)
     return AnswerPlan(household=household, proposals=proposals)
 
 

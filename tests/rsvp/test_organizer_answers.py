@@ -100,6 +100,23 @@ def test_an_organizer_confirms_before_changing_anyones_own_decline(household, ow
     assert _answers(anna)["Anna"] == (COMING, 1, "organizer")
 
 
+def test_an_organizers_single_number_for_a_guest_who_declined_is_confirmed_first(household, owner):
+    """Found by the household state machine: the organizer is never the guest, so "coming" asks first."""
+    anna, _lisa = household
+    rsvp_submit(guest=_fresh(anna), answer=HouseholdAnswer(attending=False))
+
+    with pytest.raises(RsvpNeedsConfirmation) as needed:
+        rsvp_record(guest=_fresh(anna), answer=HouseholdAnswer(attending=True, num_guests=2), acting_user=owner)
+
+    assert needed.value.reasons == ["overrides_decline"]
+    assert [m.pk for m in needed.value.declined_members] == [anna.pk]
+    assert _answers(anna)["Anna"] == (DECLINED, 0, "self")
+    rsvp_record(
+        guest=_fresh(anna), answer=HouseholdAnswer(attending=True, num_guests=2, confirmed=True), acting_user=owner
+    )
+    assert _answers(anna)["Anna"] == (COMING, 1, "organizer")
+
+
 def test_an_archived_events_answers_do_not_change(household, event, owner):
     anna, _lisa = household
     Event.objects.filter(pk=event.pk).update(status=Event.Status.ARCHIVED)
