@@ -27,6 +27,7 @@ event is published and before its deadline; organizers may record answers at
 any time, the same way, audit-logged with their account.
 """
 
+import dataclasses
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -221,7 +222,7 @@ class HouseholdAnswer:
         )
 
     def confirming(self) -> "HouseholdAnswer":
-        return HouseholdAnswer(**{**self.__dict__, "confirmed": True})
+        return dataclasses.replace(self, confirmed=True)
 
 
 def _member_data(choice: MemberChoice) -> dict:
@@ -254,10 +255,6 @@ class Proposal:
 class AnswerPlan:
     household: Household
     proposals: list[Proposal]
-
-    def changes(self) -> list[Proposal]:
-        """The members whose answer changes (for a preview)."""
-        return [p for p in self.proposals if p.answer_changes]
 
 
 def _clean_details(event: Event, *, dietary: str | None, answers: dict | None, field_name: str):

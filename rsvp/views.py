@@ -114,11 +114,6 @@ def confirmation_context(needed: services.RsvpNeedsConfirmation, chosen: dict) -
     }
 
 
-def _household_rows(household: services.Household) -> list[Guest]:
-    """The person answering first, then the others by first name."""
-    return household.everyone
-
-
 @guest_required
 @require_http_methods(["GET", "POST"])
 def answer(request, guest):
@@ -126,7 +121,7 @@ def answer(request, guest):
     household = services.household_for(guest=guest)
     state = event.rsvp_state()
     posted = request.POST if request.method == "POST" and state == event.RSVP_OPEN else None
-    formset = household_formset(posted, members=_household_rows(household), questions=event.questions)
+    formset = household_formset(posted, members=household.everyone, questions=event.questions)
     confirmation = None
     status = 200
     if request.method == "POST" and state != event.RSVP_OPEN:
@@ -183,7 +178,7 @@ def change_request(request, guest):
     event = guest.event
     household = services.household_for(guest=guest)
     state = event.rsvp_state()
-    formset = household_formset(request.POST, members=_household_rows(household), questions=event.questions)
+    formset = household_formset(request.POST, members=household.everyone, questions=event.questions)
     message_form = ChangeRequestMessageForm(request.POST)
     status = 400
     if state != event.RSVP_CLOSED:

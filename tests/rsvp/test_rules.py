@@ -6,17 +6,21 @@ import uuid
 import pytest
 from django.core.exceptions import ValidationError
 from django.db import connection
+from django.db.models import Q
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from events.models import Event
+from guests import services as guest_services
 from guests.models import Guest
 from guests.selectors import event_stats
 from guests.services import guest_code_regenerate
+from rsvp import services as rsvp_services
 from rsvp.services import (
     HouseholdAnswer,
     MemberChoice,
     RsvpClosed,
+    RsvpConflict,
     RsvpNeedsConfirmation,
     RsvpNotOpen,
     guest_authenticate,
@@ -681,3 +685,39 @@ def test_solo_guest_answer_touches_nobody_else(event):
 
     assert _state(solo)[:2] == (COMING, 3)
     assert _state(other) == (PENDING, 0, None)
+
+
+# --- two people answering at once ---------------------------------------------------------------------
+
+
+def _answer_while_jonas_declines(olivia, jonas, monkeypatch):
+    """Olivia's household answer is decided, then Jonas declines (another request), then Olivia's is written."""
+    real_apply = rsvp_services.guest_answers_apply
+
+    def jonas_declines_first(**kwargs):
+        monkeypatch.setattr(rsvp_services, "guest_answers_apply", real_apply)
+        rsvp_submit(guest=_fresh(jonas), answer=HouseholdAnswer(attending=False))
+        return real_apply(**kwargs)
+
+    monkeypatch.setattr(rsvp_services, "guest_answers_apply", jonas_declines_first)
+    return rsvp_submit(guest=_fresh(olivia), answer=HouseholdAnswer(attending=True, num_guests=3))
+
+
+def test_a_decline_given_while_another_member_answers_is_never_overwritten(family, monkeypatch):
+    olivia, jonas, tom = family
+
+    with pytest.raises(RsvpConflict):
+        _answer_while_jonas_declines(olivia, jonas, monkeypatch)
+
+    assert _answers(*family) == {"Olivia": (PENDING, 0, ""), "Jonas": (DECLINED, 0, SELF), "Tom": (PENDING, 0, "")}
+    assert not AuditLog.objects.filter(actor_guest_id=olivia.pk).exists()
+
+
+def test_control_without_the_compare_and_set_the_decline_would_be_lost(family, monkeypatch):
+    """The same interleaving with the write matching rows by id alone: Jonas's decline is overwritten."""
+    olivia, jonas, tom = family
+    monkeypatch.setattr(guest_services, "_as_read", lambda write: Q(pk=write.guest.pk))
+
+    _answer_while_jonas_declines(olivia, jonas, monkeypatch)
+
+    assert _answers(jonas)["Jonas"] == (COMING, 1, HOUSEHOLD)
