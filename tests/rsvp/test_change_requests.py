@@ -26,7 +26,7 @@ from rsvp.services import (
 )
 from tenants.models import AuditLog, Role
 from tests.api.organizer_fixtures import organizer_client
-from tests.factories import MembershipFactory
+from tests.factories import MembershipFactory, UserFactory
 from tests.rsvp.household_form import household_post, row
 
 COMING, DECLINED, PENDING = Guest.Status.COMING, Guest.Status.DECLINED, Guest.Status.PENDING
@@ -415,3 +415,15 @@ def test_the_organizer_api_lists_approves_and_declines_once(anna_lisa, owner, ev
 @pytest.fixture
 def admin_user_of_tenant(tenant):
     return MembershipFactory(tenant=tenant, role=Role.ADMIN).user
+
+
+def test_staff_see_requests_in_the_admin_read_only(client, anna_lisa):
+    anna, lisa = anna_lisa
+    request = change_request_create(guest=anna, answer=_lisa_absent(anna, lisa), message="Flu")
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+
+    changelist = client.get(reverse("admin:rsvp_changerequest_changelist"), {"q": "muller"})
+    change = client.get(reverse("admin:rsvp_changerequest_change", args=[request.pk]))
+
+    assert changelist.status_code == 200 and changelist.context["cl"].result_count == 1
+    assert change.status_code == 200 and 'name="status"' not in change.content.decode()
