@@ -13,6 +13,7 @@ from guests.models import Guest
 from rsvp.services import HouseholdAnswer, RsvpClosed, guest_authenticate, rsvp_submit
 from tenants.models import AuditLog, Role
 from tests.factories import EventFactory, GuestFactory, TenantFactory
+from tests.rsvp.household_form import household_post, row
 
 UTC = dt.UTC
 
@@ -310,7 +311,7 @@ def test_archived_event_guest_page_is_closed(owner_client, tenant, event, househ
 
     assert archive.status_code == 302
     assert guest_client.get("/rsvp/answer/")["Location"] == "/rsvp/"
-    assert guest_client.post("/rsvp/answer/", {"attending": "no"})["Location"] == "/rsvp/"
+    assert guest_client.post("/rsvp/answer/", household_post(row("no"), row("later")))["Location"] == "/rsvp/"
     assert guest_client.post("/rsvp/", {"code": anna.code, "last_name": "Müller"}).status_code == 400
     assert Guest.objects.get(pk=anna.pk).status == Guest.Status.PENDING
 
