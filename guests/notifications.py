@@ -235,7 +235,8 @@ def change_request_decided_enqueue(*, guest_id, request_id, approved: bool, resp
 def change_request_decided_send(*, guest: Guest, request_id: str, approved: bool, response: str) -> bool:
     """Tell the guest the organizer approved (the answer now stored) or declined their request; once per request."""
     event = guest.event
-    if not guest.email:
+    # An organization nobody verified sends no email to guests (tenants.services.tenant_require_verified).
+    if not guest.email or not guest.tenant.is_verified:
         return False
     kind = GuestMessage.Kind.CHANGE_APPROVED if approved else GuestMessage.Kind.CHANGE_DECLINED
     message = message_claim(event=event, guest=guest, recipient=guest.email, kind=kind, window=request_id)

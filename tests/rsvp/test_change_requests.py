@@ -24,7 +24,7 @@ from rsvp.services import (
     change_request_decline,
     rsvp_submit,
 )
-from tenants.models import AuditLog, Role
+from tenants.models import AuditLog, Role, Tenant
 from tests.api.organizer_fixtures import organizer_client
 from tests.factories import MembershipFactory, UserFactory
 from tests.rsvp.household_form import household_post, row
@@ -427,3 +427,17 @@ def test_staff_see_requests_in_the_admin_read_only(client, anna_lisa):
 
     assert changelist.status_code == 200 and changelist.context["cl"].result_count == 1
     assert change.status_code == 200 and 'name="status"' not in change.content.decode()
+
+
+def test_an_unverified_organization_decides_without_emailing(
+    anna_lisa, owner, tenant, django_capture_on_commit_callbacks
+):
+    anna, lisa = anna_lisa
+    Tenant.objects.filter(pk=tenant.pk).update(verified_at=None)
+    request = change_request_create(guest=anna, answer=_lisa_absent(anna, lisa), message="")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        change_request_approve(request=request, acting_user=owner)
+
+    assert mail.outbox == [] and not GuestMessage.objects.exists()
+    assert ChangeRequest.objects.get().status == "approved"

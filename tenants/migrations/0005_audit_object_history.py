@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tenants', '0003_alter_invitation_role_alter_membership_role'),
+        ('tenants', '0004_token_state_and_email_verification'),
     ]
 
     operations = [
