@@ -174,7 +174,7 @@ def household_sizes(rng: random.Random, total: int):
 
 def make_guests(*, event, count: int, rng: random.Random, codes: set, now):
     """Unsaved guests of `event` in households, with answers spread like a real invitation list."""
-    from guests.codes import generate_code
+    from guests.codes import generate_code, search_key
     from guests.models import Guest
 
     guests = []
@@ -185,7 +185,7 @@ def make_guests(*, event, count: int, rng: random.Random, codes: set, now):
         household_status = rng.choices(
             [Guest.Status.PENDING, Guest.Status.COMING, Guest.Status.DECLINED], weights=[30, 50, 20]
         )[0]
-        for index in range(size):
+        for _member in range(size):
             code = generate_code()
             while code in codes:
                 code = generate_code()
@@ -195,18 +195,21 @@ def make_guests(*, event, count: int, rng: random.Random, codes: set, now):
             coming = status == Guest.Status.COMING
             answered = status != Guest.Status.PENDING
             logged_in = answered or rng.random() < 0.3
+            first_name = rng.choice(FIRST_NAMES)
             guests.append(
                 Guest(
                     tenant_id=event.tenant_id,
                     event_id=event.pk,
-                    first_name=rng.choice(FIRST_NAMES),
+                    first_name=first_name,
                     last_name=last_name,
+                    search_key=search_key(first_name=first_name, last_name=last_name, code=code),
                     email=f"guest{len(codes)}@example.com" if rng.random() < 0.7 else "",
                     code=code,
                     group_id=group_id,
                     expected_guests=expected,
                     status=status,
-                    num_guests=(rng.randint(1, 3 * size) if index == 0 else 0) if coming else 0,
+                    # Each coming member counts their own people (coming <=> at least 1).
+                    num_guests=rng.randint(1, expected + 1) if coming else 0,
                     dietary=rng.choice(DIETARY) if rng.random() < 0.12 else "",
                     rsvp_at=now - timedelta(hours=rng.randint(1, 2000)) if answered else None,
                     last_login_at=now - timedelta(hours=rng.randint(1, 2000)) if logged_in else None,

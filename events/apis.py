@@ -23,7 +23,7 @@ from eventsaas.api import (
     paginated_response,
 )
 from guests.models import Guest
-from guests.selectors import ACTIVITY_SORTS, dietary_report, event_stats, guest_activity
+from guests.selectors import ACTIVITY_SORTS, dietary_report, event_stats, guest_activity, question_report
 from tenants.permissions import IsOrganizer, organizer_event, organizer_tenant
 
 MAX_QUESTIONS = 50
@@ -213,18 +213,55 @@ class EventDietaryApi(APIView):
 
     class OutputSerializer(serializers.Serializer):
         dietary = serializers.CharField()
-        head_count = serializers.IntegerField(help_text="Coming people: each guest's answered number, at least 1")
+        persons = serializers.IntegerField(help_text="Coming persons (members of a household) who gave this need")
+        with_others = serializers.IntegerField(
+            help_text="People without their own code those persons bring (small children), who may share it"
+        )
         guests = DietaryGuestSerializer(many=True)
 
     @extend_schema(
         operation_id="event_dietary_report",
         responses={200: OutputSerializer(many=True), 404: NOT_FOUND},
-        description="Coming guests' dietary needs, grouped by the text given (case-insensitive), most heads first.",
+        description=(
+            "Coming guests' dietary needs, per person, grouped by the text given (case-insensitive), "
+            "most persons first."
+        ),
         tags=["events"],
     )
     def get(self, request, event_id):
         event = organizer_event(request, event_id)
         return Response(self.OutputSerializer(dietary_report(event=event), many=True).data)
+
+
+class QuestionAnswerCountSerializer(serializers.Serializer):
+    answer = serializers.CharField()
+    count = serializers.IntegerField(help_text="Coming persons who gave this answer")
+
+
+class EventQuestionReportApi(APIView):
+    permission_classes = [IsOrganizer]
+
+    class OutputSerializer(serializers.Serializer):
+        key = serializers.CharField()
+        label = serializers.CharField()
+        has_choices = serializers.BooleanField()
+        answers = QuestionAnswerCountSerializer(
+            many=True,
+            help_text="Every choice in the event's order (0 included), "
+            "or free-text answers grouped regardless of case, most given first",
+        )
+        answered = serializers.IntegerField(help_text="Coming persons who answered this question")
+        unanswered = serializers.IntegerField(help_text="Coming persons who did not")
+
+    @extend_schema(
+        operation_id="event_question_report",
+        responses={200: OutputSerializer(many=True), 404: NOT_FOUND},
+        description="Per custom question, how many coming persons gave each answer (e.g. 3 Vegetarian, 1 Fish).",
+        tags=["events"],
+    )
+    def get(self, request, event_id):
+        event = organizer_event(request, event_id)
+        return Response(self.OutputSerializer(question_report(event=event), many=True).data)
 
 
 class EventActivityApi(APIView):

@@ -130,6 +130,18 @@ class Event(models.Model):
             return False
         return self.rsvp_deadline is None or (at or now()) < self.rsvp_deadline
 
+    RSVP_OPEN, RSVP_NOT_OPEN_YET, RSVP_CLOSED = "open", "not_open_yet", "closed"
+
+    def rsvp_state(self, at=None) -> str:
+        """open; not_open_yet (a draft: guests wait for it to be published); closed (deadline passed, archived)."""
+        if self.status == self.Status.DRAFT:
+            return self.RSVP_NOT_OPEN_YET
+        return self.RSVP_OPEN if self.is_rsvp_open(at) else self.RSVP_CLOSED
+
+    @property
+    def rsvp_state_now(self) -> str:
+        return self.rsvp_state()
+
     @property
     def is_archived(self) -> bool:
         return self.status == self.Status.ARCHIVED

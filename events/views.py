@@ -11,6 +11,7 @@ from events.models import TicketType
 from eventsaas.forms import add_service_errors
 from eventsaas.money import money_format
 from guests.selectors import event_stats
+from rsvp.selectors import change_requests_pending, change_requests_pending_count
 
 
 def event_list(request):
@@ -68,7 +69,13 @@ def event_archive(request, event_id):
 def event_dashboard(request, event_id):
     event = selectors.event_get(tenant=request.tenant, event_id=event_id)
     if not event.is_ticketed:
-        return render(request, "events/dashboard.html", {"event": event, "stats": event_stats(event=event)})
+        context = {
+            "event": event,
+            "stats": event_stats(event=event),
+            "change_requests": change_requests_pending(event=event, limit=10),
+            "change_requests_count": change_requests_pending_count(event=event),
+        }
+        return render(request, "events/dashboard.html", context)
     sales = sales_summary(event=event)
     for row in sales.types:
         currency = row.ticket_type.currency

@@ -573,6 +573,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "EventStatusEnum": "events.models.Event.Status",
         "GuestStatusEnum": "guests.models.Guest.Status",
+        "GuestAnsweredByEnum": "guests.models.Guest.AnsweredBy",
+        "ChangeRequestStatusEnum": "rsvp.models.ChangeRequest.Status",
         "OrderStatusEnum": "billing.models.Order.Status",
         "TicketStatusEnum": "billing.models.Ticket.Status",
     },

@@ -28,6 +28,7 @@ urlpatterns = [
     path("", include("events.urls")),
     path("", include("guests.urls")),
     path("", include("rsvp.urls")),
+    path("", include("rsvp.organizer_urls")),
     path("", include("billing.urls")),
     path("", include("billing.organizer_urls")),
 ]

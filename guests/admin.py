@@ -1,10 +1,15 @@
 from django.contrib import admin
 
+from guests import services
+from guests.codes import name_key
 from guests.models import Guest, GuestActivity, GuestMessage
+from guests.selectors import search_matches
 
 
 @admin.register(Guest)
 class GuestAdmin(admin.ModelAdmin):
+    """Staff edit guests' details through the same service as organizers; answers are read-only here."""
+
     list_display = [
         "last_name",
         "first_name",
@@ -18,12 +23,39 @@ class GuestAdmin(admin.ModelAdmin):
         "rsvp_at",
     ]
     list_filter = ["status", "event", "tenant"]
-    search_fields = ["first_name", "last_name", "email", "code"]
+    search_fields = ["email"]
+    search_help_text = "Names and codes without accents, case or punctuation (“perez”, “obrien”), or an email."
     list_select_related = ["event", "tenant"]
-    autocomplete_fields = ["event", "tenant"]
-    readonly_fields = ["code", "rsvp_at", "last_login_at", "last_access_at", "invited_at", "created_at"]
+    autocomplete_fields = ["event"]
+    exclude = ["tenant"]  # always the event's
+    readonly_fields = [
+        "code",
+        "status",
+        "num_guests",
+        "answered_by_kind",
+        "answered_by_guest_id",
+        "answered_by_user_id",
+        "rsvp_at",
+        "last_login_at",
+        "last_access_at",
+        "invited_at",
+        "created_at",
+    ]
     list_per_page = 100
     show_full_result_count = False  # COUNT(*) over 100,000 guests on every page is wasted work
+
+    def get_search_results(self, request, queryset, search_term):
+        """Each word in the stored search key or the email: the organizer's search (guests.selectors)."""
+        queryset, may_have_duplicates = super().get_search_results(request, queryset, "")
+        for term in search_term.split():
+            if name_key(term):
+                queryset = queryset.filter(search_matches(term))
+        return queryset, may_have_duplicates
+
+    def save_model(self, request, obj, form, change):
+        services.guest_admin_save(
+            guest=obj, changed_fields=list(form.changed_data), acting_user=request.user, is_new=not change
+        )
 
 
 @admin.register(GuestActivity)

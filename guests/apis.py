@@ -33,10 +33,20 @@ class GuestSerializer(serializers.Serializer):
     group_id = serializers.UUIDField(allow_null=True, help_text="Guests sharing it are one household")
     expected_guests = serializers.IntegerField()
     status = serializers.ChoiceField(choices=Guest.Status.choices)
-    num_guests = serializers.IntegerField(help_text="How many people the guest answered for")
+    num_guests = serializers.IntegerField(
+        help_text="People this guest counts: themselves plus anyone without a code; 0 unless coming"
+    )
     dietary = serializers.CharField()
     answers = serializers.DictField(child=serializers.CharField())
     rsvp_at = serializers.DateTimeField(allow_null=True)
+    answered_by = serializers.ChoiceField(
+        source="answered_by_kind",
+        choices=Guest.AnsweredBy.choices,
+        allow_blank=True,
+        help_text="Who gave the answer: `self`, `household` (another member) or `organizer`",
+    )
+    answered_by_guest_id = serializers.UUIDField(allow_null=True)
+    answered_by_user_id = serializers.UUIDField(allow_null=True)
     last_login_at = serializers.DateTimeField(allow_null=True)
     last_access_at = serializers.DateTimeField(allow_null=True)
     invited_at = serializers.DateTimeField(allow_null=True)
@@ -48,6 +58,7 @@ class GroupMemberSerializer(serializers.Serializer):
     first_name = serializers.CharField()
     last_name = serializers.CharField()
     status = serializers.ChoiceField(choices=Guest.Status.choices)
+    num_guests = serializers.IntegerField()
 
 
 class GuestInputSerializer(StrictSerializer):
@@ -83,7 +94,10 @@ class EventGuestsApi(APIView):
         status = serializers.ChoiceField(choices=Guest.Status.choices, required=False, allow_blank=True)
         never_logged_in = serializers.BooleanField(required=False, default=False)
         q = serializers.CharField(
-            required=False, allow_blank=True, max_length=100, help_text="Words found in names or email"
+            required=False,
+            allow_blank=True,
+            max_length=100,
+            help_text="Words found in names, codes (case, accents and punctuation ignored) or email",
         )
 
     class CreateInputSerializer(GuestInputSerializer):
@@ -260,13 +274,13 @@ class GroupConnectApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            group_id = services.guest_group_connect(
+            group = services.guest_group_connect(
                 event=event, guest_ids=data.validated_data["guests"], acting_user=acting_user(request)
             )
         except ValueError:
             raise exceptions.ValidationError({"guests": [_("Choose at least two guests of this event.")]}) from None
-        members = selectors.groups_of(event=event, group_ids=[group_id]).get(group_id, [])
-        return Response(self.OutputSerializer({"group_id": group_id, "members": members}).data)
+        members = selectors.groups_of(event=event, group_ids=[group.group_id]).get(group.group_id, [])
+        return Response(self.OutputSerializer({"group_id": group.group_id, "members": members}).data)
 
 
 class GuestGroupLeaveApi(APIView):

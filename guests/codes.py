@@ -18,8 +18,33 @@ def normalize_code(raw: str) -> str:
     return cleaned
 
 
+# Latin letters that Unicode does not decompose into a base letter and a mark.
+_UNDECOMPOSABLE = str.maketrans({"ø": "o", "æ": "ae", "œ": "oe", "ł": "l", "đ": "d", "ð": "d", "þ": "th", "ı": "i"})
+
+
 def normalize_name(raw: str) -> str:
     """Case-, accent- and surrounding-space-insensitive form of a name."""
     decomposed = unicodedata.normalize("NFKD", (raw or "").strip())
     without_marks = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return " ".join(without_marks.casefold().split())
+    return " ".join(without_marks.casefold().translate(_UNDECOMPOSABLE).split())
+
+
+def name_key(raw: str) -> str:
+    """Letters and digits only, in the form of normalize_name: what search and login compare.
+
+    Punctuation and spaces go too, so "O'Brien" and "obrien", "Pérez-García" and
+    "perez garcia" meet: "obrien", "perezgarcia".
+    """
+    return "".join(ch for ch in normalize_name(raw) if ch.isalnum())
+
+
+def search_key(*, first_name: str, last_name: str, code: str) -> str:
+    """The stored search key of a guest: first name, last name, full name and code, each as name_key.
+
+    Searched with `icontains` on every database (neither SQLite nor MongoDB has
+    `unaccent`); a search term is name_key'd the same way, and parts are
+    separated by spaces, which a term never contains, so a term never matches
+    across two parts.
+    """
+    parts = [name_key(first_name), name_key(last_name), name_key(f"{first_name}{last_name}"), name_key(code)]
+    return " ".join(part for part in parts if part)

@@ -29,7 +29,12 @@ class GuestForm(forms.ModelForm):
 class GuestFilterForm(forms.Form):
     status = forms.ChoiceField(label=_("Status"), required=False, choices=[("", _("All"))] + list(Guest.Status.choices))
     never_logged_in = forms.BooleanField(label=_("Never logged in"), required=False)
-    q = forms.CharField(label=_("Search names"), required=False, max_length=100)
+    q = forms.CharField(
+        label=_("Search"),
+        help_text=_("Names or codes; accents, case and punctuation do not matter."),
+        required=False,
+        max_length=100,
+    )
 
     def filters(self) -> GuestFilters:
         if not self.is_valid():

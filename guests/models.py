@@ -1,5 +1,6 @@
 import uuid
 
+from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -25,10 +26,23 @@ class GuestQuerySet(TenantScopedQuerySet):
 
 
 class Guest(models.Model):
+    """An invited person with their own code, and their own answer.
+
+    Each member of a household owns an answer: `status` and `num_guests` (the
+    member plus the people they bring who have no code of their own; 0 unless
+    coming) and who gave it. A household's head count is the sum of its
+    members' `num_guests`. Answers are written only by guests.services.guest_answers_apply.
+    """
+
     class Status(models.TextChoices):
         PENDING = "pending", _("Pending")
         COMING = "coming", _("Coming")
         DECLINED = "declined", _("Declined")
+
+    class AnsweredBy(models.TextChoices):
+        SELF = "self", _("the guest")
+        HOUSEHOLD = "household", _("another member of the household")
+        ORGANIZER = "organizer", _("an organizer")
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # No single-column index: every guest index leads with tenant.
@@ -51,6 +65,16 @@ class Guest(models.Model):
     dietary = models.TextField(_("dietary needs"), blank=True)
     answers = models.JSONField(_("answers"), default=dict, blank=True)
     rsvp_at = MillisecondDateTimeField(_("answered at"), null=True, blank=True)
+    # Who gave the current answer: the guest, another member (answered_by_guest_id)
+    # or an organizer (answered_by_user_id). Plain ids, like GuestActivity.actor_user_id:
+    # deleting an account or a guest never rewrites someone else's answer.
+    answered_by_kind = models.CharField(_("answered by"), max_length=10, choices=AnsweredBy.choices, blank=True)
+    answered_by_guest_id = models.UUIDField(_("answered by guest"), null=True, blank=True)
+    answered_by_user_id = models.UUIDField(_("answered by user"), null=True, blank=True)
+    # guests.codes.search_key(): names and code without case, accents or punctuation,
+    # kept by guests.services on every write. No index: `icontains` cannot use one, and
+    # every search is scoped to one event by the tenant/event indexes below.
+    search_key = models.CharField(_("search key"), max_length=450, blank=True, editable=False)
     last_login_at = MillisecondDateTimeField(_("last login"), null=True, blank=True)
     last_access_at = MillisecondDateTimeField(_("last access"), null=True, blank=True)
     invited_at = MillisecondDateTimeField(_("invited at"), null=True, blank=True)
@@ -64,6 +88,12 @@ class Guest(models.Model):
         ordering = ["last_name", "first_name"]
         constraints = [
             models.CheckConstraint(condition=Q(expected_guests__gte=1), name="guest_expected_guests_at_least_one"),
+            # coming <=> at least one person; a second guard on SQL databases (MongoDB does not
+            # enforce check constraints): the answer services and clean() hold the same rule.
+            models.CheckConstraint(
+                condition=Q(status="coming", num_guests__gte=1) | (~Q(status="coming") & Q(num_guests=0)),
+                name="guest_num_guests_matches_status",
+            ),
         ]
         # Each index serves one real query; code lookups use the unique index on code.
         indexes = [
@@ -86,6 +116,12 @@ class Guest(models.Model):
     def __str__(self):
         return self.full_name
 
+    def clean(self):
+        if self.status == self.Status.COMING and (self.num_guests or 0) < 1:
+            raise ValidationError({"num_guests": _("A guest who is coming counts at least 1 person.")})
+        if self.status != self.Status.COMING and self.num_guests:
+            raise ValidationError({"num_guests": _("Only a guest who is coming counts people.")})
+
     @property
     def full_name(self) -> str:
         return f"{self.first_name} {self.last_name}".strip()
@@ -93,6 +129,27 @@ class Guest(models.Model):
     @property
     def has_answered(self) -> bool:
         return self.status != self.Status.PENDING
+
+    @property
+    def is_coming(self) -> bool:
+        return self.status == self.Status.COMING
+
+    @property
+    def is_own_decline(self) -> bool:
+        """Declined by the guest, or by an organizer recording the guest's word.
+
+        Another member's answer never changes it without an explicit, confirmed
+        choice (rsvp.services).
+        """
+        return self.status == self.Status.DECLINED and self.answered_by_kind in (
+            self.AnsweredBy.SELF,
+            self.AnsweredBy.ORGANIZER,
+        )
+
+    @property
+    def usual_count(self) -> int:
+        """The people this member counts for when nobody says otherwise: the answer given, else the invitation's."""
+        return self.num_guests if self.is_coming else self.expected_guests
 
 
 class GuestActivity(models.Model):
@@ -158,6 +215,8 @@ class GuestMessage(models.Model):
         CONFIRMATION = "confirmation", _("RSVP confirmation")
         REMINDER = "reminder", _("Reminder")
         DIGEST = "digest", _("Daily digest")
+        CHANGE_APPROVED = "change_approved", _("Change request approved")
+        CHANGE_DECLINED = "change_declined", _("Change request declined")
 
     class Status(models.TextChoices):
         SENDING = "sending", _("Sending")

@@ -197,13 +197,67 @@ def guest_confirmation_send(*, guest: Guest, window: str) -> bool:
     )
     if message is None:
         return False
-    household = Guest.objects.in_group(guest).exclude(pk=guest.pk).order_by("first_name")
+    household = list(Guest.objects.in_group(guest).exclude(pk=guest.pk).order_by("first_name"))
     _send_claimed(
         message=message,
         event=event,
         template="confirmation",
         subject=_("Your answer for %(event)s"),
-        context={"guest": guest, "members": list(household), "link": rsvp_link(guest)},
+        context={
+            "guest": guest,
+            "members": household,
+            "head_count": guest.num_guests + sum(m.num_guests for m in household),
+            "link": rsvp_link(guest),
+        },
+    )
+    return True
+
+
+# --- change requests after the deadline ----------------------------------------------------------
+
+
+def change_request_decided_enqueue(*, guest_id, request_id, approved: bool, response: str) -> None:
+    """After an organizer decided a guest's change request: tell the guest by email (after commit).
+
+    Plain values, not the request: the request belongs to rsvp, which builds on guests.
+    """
+    from eventsaas.tasks import enqueue_on_commit
+    from guests.tasks import change_request_decided_send_task
+
+    enqueue_on_commit(
+        change_request_decided_send_task,
+        guest_id=str(guest_id),
+        request_id=str(request_id),
+        approved=approved,
+        response=response,
+    )
+
+
+def change_request_decided_send(*, guest: Guest, request_id: str, approved: bool, response: str) -> bool:
+    """Tell the guest the organizer approved (the answer now stored) or declined their request; once per request."""
+    event = guest.event
+    # An organization nobody verified sends no email to guests (tenants.services.tenant_require_verified).
+    if not guest.email or not guest.tenant.is_verified:
+        return False
+    kind = GuestMessage.Kind.CHANGE_APPROVED if approved else GuestMessage.Kind.CHANGE_DECLINED
+    message = message_claim(event=event, guest=guest, recipient=guest.email, kind=kind, window=request_id)
+    if message is None:
+        return False
+    household = Guest.objects.in_group(guest).exclude(pk=guest.pk).order_by("first_name")
+    _send_claimed(
+        message=message,
+        event=event,
+        template="change_request_decided",
+        subject=_("Your answer for %(event)s: the organizer approved your change")
+        if approved
+        else _("Your answer for %(event)s: the organizer did not change it"),
+        context={
+            "guest": guest,
+            "members": list(household),
+            "approved": approved,
+            "response": response,
+            "link": rsvp_link(guest),
+        },
     )
     return True
 

@@ -6,7 +6,9 @@ from django.db.models import Count, F, Q, Sum
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
+from guests.codes import name_key
 from guests.models import Guest, GuestActivity, GuestMessage
+from tenants.models import AuditLog, User
 
 COMING = Q(status=Guest.Status.COMING)
 HAS_DIETARY = ~Q(dietary="")
@@ -64,8 +66,18 @@ def guest_list(*, event, filters: GuestFilters = GuestFilters()):
     if filters.never_logged_in:
         guests = guests.filter(last_login_at__isnull=True)
     for term in filters.search.split():
-        guests = guests.filter(Q(first_name__icontains=term) | Q(last_name__icontains=term) | Q(email__icontains=term))
+        if name_key(term):  # a word of punctuation alone searches for nothing
+            guests = guests.filter(search_matches(term))
     return guests.order_by("last_name", "first_name", "pk")
+
+
+def search_matches(term: str) -> Q:
+    """One search word: in a name or the code whatever the case, accents and punctuation, or in the email.
+
+    The stored key (guests.codes.search_key) makes this the same `icontains` on
+    SQLite, PostgreSQL and MongoDB: none needs `unaccent` or a collation.
+    """
+    return Q(email__icontains=term) | Q(search_key__icontains=name_key(term))
 
 
 def group_members(*, guest) -> list[Guest]:
@@ -86,7 +98,13 @@ def groups_of(*, event, group_ids) -> dict:
 
 
 def dietary_report(*, event) -> list[dict]:
-    """Coming guests' dietary needs grouped by the text they gave (case-insensitive), with names and heads."""
+    """Coming guests' dietary needs grouped by the text they gave (case-insensitive), in one query.
+
+    Needs are per person: each member of a household gives their own, so an
+    entry counts the persons who wrote it (`persons`). `with_others` adds the
+    people those members bring without a code of their own (small children),
+    whose needs the member may have written down too.
+    """
     rows = (
         Guest.objects.for_event(event)
         .filter(COMING & HAS_DIETARY)
@@ -96,10 +114,58 @@ def dietary_report(*, event) -> list[dict]:
     report: dict[str, dict] = {}
     for row in rows:
         key = " ".join(row["dietary"].casefold().split())
-        entry = report.setdefault(key, {"dietary": row["dietary"].strip(), "guests": [], "head_count": 0})
+        entry = report.setdefault(
+            key, {"dietary": row["dietary"].strip(), "guests": [], "persons": 0, "with_others": 0}
+        )
         entry["guests"].append(row)
-        entry["head_count"] += max(row["num_guests"], 1)
-    return sorted(report.values(), key=lambda e: (-e["head_count"], e["dietary"].casefold()))
+        entry["persons"] += 1
+        entry["with_others"] += row["num_guests"] - 1
+    return sorted(report.values(), key=lambda e: (-e["persons"], e["dietary"].casefold()))
+
+
+def question_report(*, event) -> list[dict]:
+    """Per custom question, how many coming persons gave each answer (a caterer's "3 vegetarian, 1 vegan").
+
+    One query for any number of guests and questions. Choices are counted in the
+    event's order (with 0 for a choice nobody took); free-text answers are
+    grouped like the dietary report, case and spaces aside. An answer to a
+    question that no longer exists is left out.
+    """
+    rows = Guest.objects.for_event(event).filter(COMING).values_list("answers", flat=True)
+    questions = list(event.questions or [])
+    tallies: dict[str, dict[str, dict]] = {q["key"]: {} for q in questions}
+    answered = dict.fromkeys(tallies, 0)
+    coming = 0
+    for answers in rows:
+        coming += 1
+        for key, value in (answers or {}).items():
+            if key not in tallies or not isinstance(value, str) or not value.strip():
+                continue
+            answered[key] += 1
+            group = " ".join(value.casefold().split())
+            entry = tallies[key].setdefault(group, {"answer": value.strip(), "count": 0})
+            entry["count"] += 1
+    report = []
+    for question in questions:
+        key = question["key"]
+        if question.get("choices"):
+            counts = [
+                {"answer": choice, "count": tallies[key].get(" ".join(choice.casefold().split()), {}).get("count", 0)}
+                for choice in question["choices"]
+            ]
+        else:
+            counts = sorted(tallies[key].values(), key=lambda e: (-e["count"], e["answer"].casefold()))
+        report.append(
+            {
+                "key": key,
+                "label": question["label"],
+                "has_choices": bool(question.get("choices")),
+                "answers": counts,
+                "answered": answered[key],
+                "unanswered": coming - answered[key],
+            }
+        )
+    return report
 
 
 ACTIVITY_SORTS = {
@@ -144,8 +210,6 @@ def event_recent_activity(*, event, limit: int = ACTIVITY_TIMELINE_LENGTH) -> li
 
 def _attach_actors(entries) -> None:
     """Set `.actor` (the organizer's account, or None) on organizer views, in one query for all of them."""
-    from tenants.models import User
-
     ids = {e.actor_user_id for e in entries if e.actor_user_id}
     users = {u.pk: u for u in User.objects.filter(pk__in=ids).only("pk", "email")} if ids else {}
     for entry in entries:
@@ -170,3 +234,54 @@ def guest_messages(*, guest, limit: int = 30) -> list[GuestMessage]:
 def guests_of_event(*, event, guest_ids) -> list[Guest]:
     """These guests of the event; ids of other events or tenants are left out (the caller compares counts)."""
     return list(Guest.objects.for_event(event).filter(pk__in=list(guest_ids)))
+
+
+ANSWER_ACTIONS = (
+    "rsvp.coming",
+    "rsvp.declined",
+    "rsvp.details",
+    "rsvp.change_requested",
+    "rsvp.change_approved",
+    "rsvp.change_declined",
+)
+
+
+def guest_answer_history(*, guest, limit: int = ACTIVITY_TIMELINE_LENGTH) -> list:
+    """The guest's answers, newest first, with who gave each (`.actor_name`): themselves, a member, an organizer.
+
+    Read from the audit log (index audit_event_object_created), in three queries
+    whatever the length: entries, the members named, the organizers named.
+    """
+    entries = list(
+        AuditLog.objects.filter(
+            tenant_id=guest.tenant_id, event_id=guest.event_id, object_id=guest.pk, action__in=ANSWER_ACTIONS
+        ).order_by("-created_at", "pk")[:limit]
+    )
+    guest_ids = {e.actor_guest_id for e in entries if e.actor_guest_id}
+    names = {
+        pk: f"{first} {last}".strip()
+        for pk, first, last in Guest.objects.filter(
+            tenant_id=guest.tenant_id, event_id=guest.event_id, pk__in=guest_ids
+        ).values_list("pk", "first_name", "last_name")
+    }
+    user_ids = {e.actor_user_id for e in entries if e.actor_user_id}
+    users = dict(User.objects.filter(pk__in=user_ids).values_list("pk", "email")) if user_ids else {}
+    for entry in entries:
+        entry.actor_name = users.get(entry.actor_user_id) or names.get(entry.actor_guest_id) or ""
+        entry.by_organizer = entry.actor_user_id is not None or entry.data.get("answered_by") == "organizer"
+        entry.by_self = entry.actor_guest_id == guest.pk
+    return entries
+
+
+def answered_by_name(*, guest) -> str:
+    """Who gave the guest's current answer, for display: an organizer's email or a member's name ("" if unknown)."""
+    if guest.answered_by_kind == Guest.AnsweredBy.ORGANIZER and guest.answered_by_user_id:
+        return User.objects.filter(pk=guest.answered_by_user_id).values_list("email", flat=True).first() or ""
+    if guest.answered_by_kind == Guest.AnsweredBy.HOUSEHOLD and guest.answered_by_guest_id:
+        member = (
+            Guest.objects.filter(tenant_id=guest.tenant_id, event_id=guest.event_id, pk=guest.answered_by_guest_id)
+            .only("first_name", "last_name")
+            .first()
+        )
+        return member.full_name if member else ""
+    return ""

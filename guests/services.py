@@ -1,32 +1,52 @@
-"""Write operations on guests: creation, editing, codes, groups, activity records and stamps."""
+"""Write operations on guests: creation, editing, codes, groups, answers, activity records and stamps.
+
+Only these functions write Guest rows. Each keeps `search_key` in step with the
+names and the code it writes.
+"""
 
 import uuid
-from dataclasses import dataclass
-from datetime import timedelta
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import F, Value
+from django.db.models import (
+    Case,
+    CharField,
+    F,
+    IntegerField,
+    JSONField,
+    Q,
+    TextField,
+    UUIDField,
+    Value,
+    When,
+)
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from eventsaas.db import run_in_transaction
+from eventsaas.db import atomic, is_transient_transaction_error, run_in_transaction
 from eventsaas.fields import MillisecondDateTimeField
-from guests.codes import generate_code
+from guests.codes import generate_code, search_key
 from guests.models import Guest, GuestActivity
-from tenants.services import audit_log_record
+from tenants.services import audit_log_record, audit_log_record_many
 
 EDITABLE_FIELDS = ("first_name", "last_name", "email", "phone", "expected_guests", "dietary")
 CODE_ATTEMPTS = 10
 BULK_CREATE_MAX_ROWS = 1000
 
 
+def _refresh_search_key(guest: Guest) -> None:
+    guest.search_key = search_key(first_name=guest.first_name, last_name=guest.last_name, code=guest.code)
+
+
 def _save_with_fresh_code(guest: Guest, *, update_fields=None) -> None:
     """Save with a new random code; the unique index on code decides collisions."""
     for _attempt in range(CODE_ATTEMPTS):
         guest.code = generate_code()
+        _refresh_search_key(guest)
         try:
             with transaction.atomic():
                 guest.save(update_fields=update_fields)
@@ -74,6 +94,7 @@ def _give_fresh_codes(guests: list[Guest], *, taken: set[str]) -> None:
             code = generate_code()
         taken.add(code)
         guest.code = code
+        _refresh_search_key(guest)
 
 
 def _bulk_insert_with_fresh_codes(guests: list[Guest]) -> None:
@@ -148,12 +169,17 @@ def guest_bulk_create(*, event, rows: list[dict], acting_user) -> list[Guest]:
 
 
 def guest_update(*, guest: Guest, acting_user, **fields) -> Guest:
+    """Change a guest's details (never the answer: that is guest_answers_apply's)."""
     changed = [name for name in EDITABLE_FIELDS if name in fields and getattr(guest, name) != fields[name]]
     for name in changed:
         setattr(guest, name, fields[name])
     if changed:
         guest.full_clean(exclude=["code"], validate_constraints=False)
-        guest.save(update_fields=changed)
+        stored = list(changed)
+        if {"first_name", "last_name"} & set(changed):
+            _refresh_search_key(guest)
+            stored.append("search_key")
+        guest.save(update_fields=stored)
         audit_log_record(
             action="guest.updated",
             **_audit_keys(guest),
@@ -176,30 +202,49 @@ def guest_delete(*, guest: Guest, acting_user) -> None:
 
 def guest_code_regenerate(*, guest: Guest, acting_user) -> Guest:
     """Give the guest a new code; the old one stops working at once (sessions check the code)."""
-    _save_with_fresh_code(guest, update_fields=["code"])
+    _save_with_fresh_code(guest, update_fields=["code", "search_key"])
     audit_log_record(action="guest.code_regenerated", **_audit_keys(guest), actor_user=acting_user)
     return guest
 
 
-def guest_group_connect(*, event, guest_ids, acting_user) -> uuid.UUID:
-    """Put the given guests of `event` into one group, in one update.
+@dataclass(frozen=True)
+class GroupConnected:
+    group_id: uuid.UUID
+    #: everyone in the resulting group: the selected guests and the households they brought along
+    size: int
+
+
+def guest_group_connect(*, event, guest_ids, acting_user) -> GroupConnected:
+    """Put the given guests of `event`, with their households, into one group, in one update.
 
     The group keeps the id of the first selected guest that already has one, so
-    adding a person to an existing household does not split the household.
+    adding a person to an existing household does not split it; selecting
+    members of two households merges both households, whole, rather than
+    leaving part of one behind. Members' answers stay their own.
     """
     guests = list(Guest.objects.for_event(event).filter(pk__in=guest_ids).order_by("created_at"))
     if len(guests) < 2 or len(guests) != len(set(guest_ids)):
         raise ValueError("Choose at least two guests of this event")
+    existing_groups = {g.group_id for g in guests if g.group_id}
     group_id = next((g.group_id for g in guests if g.group_id), None) or uuid.uuid4()
-    Guest.objects.for_event(event).filter(pk__in=[g.pk for g in guests]).update(group_id=group_id)
+    joining = Q(pk__in=[g.pk for g in guests])
+    if existing_groups:
+        joining |= Q(group_id__in=existing_groups)
+    Guest.objects.for_event(event).filter(joining).update(group_id=group_id)
+    size = Guest.objects.for_event(event).filter(group_id=group_id).count()
     audit_log_record(
         action="guest.group_connected",
         tenant=event.tenant,
         event_id=event.pk,
         actor_user=acting_user,
-        data={"group_id": str(group_id), "guests": [str(g.pk) for g in guests]},
+        data={
+            "group_id": str(group_id),
+            "guests": [str(g.pk) for g in guests],
+            "merged_groups": sorted(str(pk) for pk in existing_groups - {group_id}),
+            "size": size,
+        },
     )
-    return group_id
+    return GroupConnected(group_id=group_id, size=size)
 
 
 def guest_group_leave(*, guest: Guest, acting_user) -> Guest:
@@ -214,6 +259,177 @@ def guest_group_leave(*, guest: Guest, acting_user) -> Guest:
         data={"group_id": str(old_group)},
     )
     return guest
+
+
+def guest_admin_save(*, guest: Guest, changed_fields: list[str], acting_user, is_new: bool) -> Guest:
+    """Save a guest edited in Django admin: the same validation, search key and audit as the organizer's pages.
+
+    The answer fields are read-only in the admin; answers change through the RSVP services.
+    """
+    guest.tenant_id = guest.event.tenant_id  # never another organization's than its event's
+    guest.full_clean(exclude=["code"], validate_constraints=False)
+    if is_new:
+        _save_with_fresh_code(guest)
+    else:
+        _refresh_search_key(guest)
+        guest.save()
+    audit_log_record(
+        action="guest.created" if is_new else "guest.updated",
+        **_audit_keys(guest),
+        actor_user=acting_user,
+        data={"fields": changed_fields, "via": "admin"},
+    )
+    return guest
+
+
+# --- answers -------------------------------------------------------------------------------------
+
+
+class GuestAnswerConflict(Exception):
+    """A member's answer or household changed between reading and writing; nothing of this answer is kept."""
+
+
+@dataclass(frozen=True)
+class AnswerWrite:
+    """One member's new answer and details, computed from `guest` as it was read.
+
+    `status`/`num_guests`/`answered_by` are None when the answer itself stays (only
+    details change); `dietary`/`answers` are None when they stay.
+    """
+
+    guest: Guest
+    status: str | None = None
+    num_guests: int | None = None
+    answered_by: str | None = None
+    dietary: str | None = None
+    answers: dict | None = None
+
+    @property
+    def changes_answer(self) -> bool:
+        return self.answered_by is not None
+
+
+@dataclass
+class AnswersApplied:
+    writes: list[AnswerWrite] = field(default_factory=list)
+
+
+def _as_read(write: AnswerWrite) -> Q:
+    """The row exactly as the rules saw it: the compare of the compare-and-set."""
+    guest = write.guest
+    return Q(
+        pk=guest.pk,
+        status=guest.status,
+        num_guests=guest.num_guests,
+        answered_by_kind=guest.answered_by_kind,
+        group_id=guest.group_id,
+    )
+
+
+def _per_row(writes, value_of, output_field, default_field: str):
+    whens = [When(pk=w.guest.pk, then=Value(value_of(w), output_field=output_field)) for w in writes]
+    return Case(*whens, default=F(default_field), output_field=output_field)
+
+
+def guest_answers_apply(
+    *,
+    event,
+    writes: list[AnswerWrite],
+    now: datetime,
+    answering_guest_id: uuid.UUID | None = None,
+    acting_user=None,
+    via: str = "",
+) -> AnswersApplied:
+    """Write the members' answers decided by rsvp.services: one conditional update for all of them.
+
+    Every row is written only if it is still exactly as the rules read it (status,
+    count, who answered, household), so two people answering for one household at
+    once cannot overwrite a decline neither of them saw: the second gets
+    GuestAnswerConflict. The update is one statement (a CASE per field), so its
+    size never depends on the household's; on SQL databases a conflict rolls back
+    the whole answer, and on MongoDB the rows that did match are each a complete,
+    valid answer of their own. One audit entry per member, in one insert.
+    """
+    writes = [w for w in writes if w.changes_answer or w.dietary is not None or w.answers is not None]
+    for write in writes:
+        if write.changes_answer and (write.status == Guest.Status.COMING) != ((write.num_guests or 0) >= 1):
+            raise ValueError(f"Answer for {write.guest.pk} breaks coming <=> num_guests >= 1")
+    if not writes:
+        return AnswersApplied()
+    answered = [w for w in writes if w.changes_answer]
+    values = {}
+    if answered:
+        values["status"] = _per_row(answered, lambda w: w.status, CharField(), "status")
+        values["num_guests"] = _per_row(answered, lambda w: w.num_guests, IntegerField(), "num_guests")
+        values["answered_by_kind"] = _per_row(answered, lambda w: w.answered_by, CharField(), "answered_by_kind")
+        values["answered_by_guest_id"] = _per_row(
+            answered,
+            lambda w: answering_guest_id if w.answered_by != Guest.AnsweredBy.ORGANIZER else None,
+            UUIDField(),
+            "answered_by_guest_id",
+        )
+        values["answered_by_user_id"] = _per_row(
+            answered,
+            lambda w: acting_user.pk if w.answered_by == Guest.AnsweredBy.ORGANIZER else None,
+            UUIDField(),
+            "answered_by_user_id",
+        )
+        values["rsvp_at"] = _per_row(answered, lambda w: now, MillisecondDateTimeField(), "rsvp_at")
+    with_dietary = [w for w in writes if w.dietary is not None]
+    if with_dietary:
+        values["dietary"] = _per_row(with_dietary, lambda w: w.dietary, TextField(), "dietary")
+    with_answers = [w for w in writes if w.answers is not None]
+    if with_answers:
+        values["answers"] = _per_row(with_answers, lambda w: w.answers, JSONField(), "answers")
+    as_read = Q()
+    for write in writes:
+        as_read |= _as_read(write)
+    try:
+        with atomic():
+            updated = Guest.objects.for_event(event).filter(as_read).update(**values)
+            if updated != len(writes):
+                raise GuestAnswerConflict()
+            audit_log_record_many(
+                entries=[_answer_audit_entry(w, event, answering_guest_id, acting_user, via) for w in writes]
+            )
+    except Exception as exc:
+        # On MongoDB a concurrent answer to the same household can abort this transaction with a
+        # WriteConflict instead of making it wait: the same lost race as a compare-and-set that matched
+        # fewer rows, and nothing of it was kept.
+        if is_transient_transaction_error(exc):
+            raise GuestAnswerConflict() from exc
+        raise
+    return AnswersApplied(writes=writes)
+
+
+def _answer_audit_entry(write: AnswerWrite, event, answering_guest_id, acting_user, via: str) -> dict:
+    guest = write.guest
+    data = {"answered_by": write.answered_by or ""}
+    if write.changes_answer:
+        data.update(
+            status=write.status,
+            num_guests=write.num_guests,
+            previous_status=guest.status,
+            previous_num_guests=guest.num_guests,
+        )
+    if write.dietary is not None and write.dietary != guest.dietary:
+        data["dietary"] = write.dietary
+    if write.answers is not None and write.answers != guest.answers:
+        data["answers"] = write.answers
+    if via:
+        data["via"] = via
+    action = {Guest.Status.COMING: "rsvp.coming", Guest.Status.DECLINED: "rsvp.declined"}.get(
+        write.status, "rsvp.details"
+    )
+    return {
+        "action": action,
+        "tenant_id": event.tenant_id,
+        "event_id": event.pk,
+        "object_id": guest.pk,
+        "actor_guest_id": answering_guest_id if acting_user is None else None,
+        "actor_user": acting_user,
+        "data": data,
+    }
 
 
 @dataclass

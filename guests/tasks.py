@@ -45,6 +45,17 @@ def guest_confirmation_send_task(*, guest_id: str, window: str) -> bool:
     return notifications.guest_confirmation_send(guest=guest, window=window)
 
 
+@shared_task(name="guests.change_request_decided_send")
+def change_request_decided_send_task(*, guest_id: str, request_id: str, approved: bool, response: str) -> bool:
+    """Tell a guest how the organizer decided their change request (idempotent by the request id)."""
+    guest = Guest.objects.select_related("event", "tenant").filter(pk=guest_id).first()
+    if guest is None:
+        return False
+    return notifications.change_request_decided_send(
+        guest=guest, request_id=request_id, approved=approved, response=response
+    )
+
+
 # Periodic jobs: the next run is the retry (failed rows are taken back then).
 @shared_task(name="guests.reminders_send", autoretry_for=(), record_failure=False)
 def guest_reminders_send_task() -> int:

@@ -17,6 +17,7 @@ urlpatterns = [
     path(prefix + "guests/<uuid:guest_id>/regenerate-code/", views.guest_code_regenerate, name="regenerate_code"),
     path(prefix + "guests/<uuid:guest_id>/leave-group/", views.guest_group_leave, name="leave_group"),
     path(prefix + "dietary/", views.dietary_report, name="dietary"),
+    path(prefix + "questions/", views.question_report, name="questions"),
     path(prefix + "activity/", views.activity, name="activity"),
     path(prefix + "messages/", views.message_log, name="messages"),
 ]

@@ -77,6 +77,8 @@ def guest_detail(request, event_id, guest_id):
         "guest": guest,
         "form": form,
         "members": selectors.group_members(guest=guest),
+        "answered_by": selectors.answered_by_name(guest=guest),
+        "answer_history": selectors.guest_answer_history(guest=guest),
         "timeline": selectors.guest_activity_timeline(guest=guest),
         "sent_messages": selectors.guest_messages(guest=guest),
         "rsvp_link": request.build_absolute_uri(f"/rsvp/?code={guest.code}"),
@@ -114,13 +116,13 @@ def guest_group_connect(request, event_id):
     form = GroupConnectForm(request.POST)
     if form.is_valid():
         try:
-            services.guest_group_connect(event=event, guest_ids=form.cleaned_data["guests"], acting_user=request.user)
+            group = services.guest_group_connect(
+                event=event, guest_ids=form.cleaned_data["guests"], acting_user=request.user
+            )
         except ValueError:
             messages.error(request, _("Choose at least two guests of this event."))
         else:
-            messages.success(
-                request, _("%(count)s guests are now one group.") % {"count": len(form.cleaned_data["guests"])}
-            )
+            messages.success(request, _("%(count)s guests are now one group.") % {"count": group.size})
     else:
         messages.error(request, " ".join(form.errors.get("guests", [_("Choose at least two guests.")])))
     return _back_to_list(request, event)
@@ -150,6 +152,13 @@ def dietary_report(request, event_id):
     event = event_get(tenant=request.tenant, event_id=event_id)
     return render(
         request, "guests/dietary_report.html", {"event": event, "report": selectors.dietary_report(event=event)}
+    )
+
+
+def question_report(request, event_id):
+    event = event_get(tenant=request.tenant, event_id=event_id)
+    return render(
+        request, "guests/question_report.html", {"event": event, "report": selectors.question_report(event=event)}
     )
 
 

@@ -1,19 +1,40 @@
-"""The guest's API: log in with code + last name, read and answer the invitation."""
+"""The RSVP API: the guest logs in with code + last name, reads and answers the invitation, asks for a
+change after the deadline; organizers record answers for a guest's household and decide change requests."""
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils.translation import gettext as _
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import exceptions, serializers, status
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from eventsaas.api import BAD_REQUEST, ERROR, StrictSerializer
+from eventsaas.api import (
+    BAD_REQUEST,
+    ERROR,
+    FORBIDDEN,
+    NOT_FOUND,
+    Pagination,
+    StrictSerializer,
+    acting_user,
+    paginated_response,
+)
 from guests.activity import track_activity
 from guests.models import Guest, GuestActivity
-from rsvp import services
+from guests.selectors import guest_get
+from rsvp import selectors, services
+from rsvp.models import ChangeRequest
 from rsvp.throttling import RETRY_AFTER_SECONDS, guest_login_is_throttled
-from tenants.permissions import IsGuest
+from tenants.permissions import IsGuest, IsOrganizer, organizer_event
 from tenants.tokens import code_fingerprint, guest_access_token, guest_token_lifetime
+
+# --- what is read ----------------------------------------------------------------------------------
 
 
 class MemberSerializer(serializers.Serializer):
@@ -21,14 +42,22 @@ class MemberSerializer(serializers.Serializer):
     first_name = serializers.CharField()
     last_name = serializers.CharField()
     status = serializers.ChoiceField(choices=Guest.Status.choices)
-    num_guests = serializers.IntegerField()
-    expected_guests = serializers.IntegerField()
+    num_guests = serializers.IntegerField(help_text="People this member counts: themselves and anyone without a code")
+    expected_guests = serializers.IntegerField(help_text="People the invitation counts for this member")
+    answered_by = serializers.ChoiceField(
+        source="answered_by_kind",
+        choices=Guest.AnsweredBy.choices,
+        allow_blank=True,
+        help_text="Who gave the answer: `self`, `household` (another member) or `organizer`; empty while pending",
+    )
+    answered_by_guest_id = serializers.UUIDField(allow_null=True, help_text="The member who answered, if one did")
+    rsvp_at = serializers.DateTimeField(allow_null=True)
+    dietary = serializers.CharField()
+    answers = serializers.DictField(child=serializers.CharField())
 
 
 class GuestSelfSerializer(MemberSerializer):
-    dietary = serializers.CharField()
-    answers = serializers.DictField(child=serializers.CharField())
-    rsvp_at = serializers.DateTimeField(allow_null=True)
+    pass
 
 
 class QuestionSerializer(serializers.Serializer):
@@ -52,25 +81,250 @@ class PublicEventSerializer(serializers.Serializer):
     questions = QuestionSerializer(many=True)
 
 
+class ChangeRequestSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=ChangeRequest.Status.choices)
+    proposed = serializers.DictField(help_text="The answer asked for, in the body shape it was sent")
+    message = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    decided_at = serializers.DateTimeField(allow_null=True)
+    response = serializers.CharField(help_text="The organizer's note with the decision")
+
+
 class InvitationSerializer(serializers.Serializer):
     guest = GuestSelfSerializer()
-    members = MemberSerializer(many=True)
-    expected_total = serializers.IntegerField()
+    members = MemberSerializer(many=True, help_text="The other members of the household, each with their own answer")
+    expected_total = serializers.IntegerField(help_text="People the invitation counts for the whole household")
+    head_count = serializers.IntegerField(help_text="People coming: the sum of every member's num_guests")
     event = PublicEventSerializer()
     rsvp_open = serializers.BooleanField()
+    rsvp_state = serializers.ChoiceField(
+        choices=["open", "not_open_yet", "closed"],
+        help_text="`not_open_yet`: the event is not published; `closed`: the deadline has passed "
+        "(ask for a change with POST /api/v1/rsvp/change-request)",
+    )
+    change_request = ChangeRequestSerializer(allow_null=True, help_text="The guest's latest change request")
 
 
 def invitation_data(guest: Guest) -> dict:
     household = services.household_for(guest=guest)
     return InvitationSerializer(
         {
-            "guest": guest,
+            "guest": household.guest,
             "members": household.members,
             "expected_total": household.expected_total,
+            "head_count": household.head_count,
             "event": guest.event,
             "rsvp_open": guest.event.is_rsvp_open(),
+            "rsvp_state": guest.event.rsvp_state(),
+            "change_request": selectors.change_request_latest(guest=guest),
         }
     ).data
+
+
+# --- what is answered: two shapes of one body ------------------------------------------------------
+
+ANSWERS_FIELD = serializers.DictField(
+    child=serializers.CharField(allow_blank=True, max_length=500),
+    required=False,
+    help_text="Answers to the event's questions by key (`event.questions`); omitted: unchanged",
+)
+
+
+class SingleNumberAnswerSerializer(StrictSerializer):
+    """One number for the household (the original body)."""
+
+    attending = serializers.BooleanField(help_text="false declines for the person answering only")
+    num_guests = serializers.IntegerField(
+        min_value=0, max_value=50, required=False, default=0, help_text="People coming in the household, you included"
+    )
+    absent = serializers.ListField(
+        child=serializers.UUIDField(),
+        required=False,
+        default=list,
+        max_length=50,
+        help_text="Members of the household who are not coming",
+    )
+    confirmed = serializers.BooleanField(required=False, default=False)
+    dietary = serializers.CharField(
+        required=False, allow_blank=True, max_length=1000, help_text="Your own dietary needs; omitted: unchanged"
+    )
+    answers = ANSWERS_FIELD
+
+
+class MemberAnswerSerializer(StrictSerializer):
+    id = serializers.UUIDField(help_text="A member of the household: the guest or another member")
+    attending = serializers.BooleanField()
+    num_guests = serializers.IntegerField(
+        min_value=0,
+        max_value=50,
+        required=False,
+        help_text="People this member counts (at least 1 if attending, 0 if not); omitted: their usual number",
+    )
+    dietary = serializers.CharField(
+        required=False, allow_blank=True, max_length=1000, help_text="This member's dietary needs; omitted: unchanged"
+    )
+    answers = ANSWERS_FIELD
+
+
+class PerMemberAnswerSerializer(StrictSerializer):
+    """A choice per member; members not listed keep their answer."""
+
+    members = serializers.ListField(child=MemberAnswerSerializer(), min_length=1, max_length=100)
+    confirmed = serializers.BooleanField(required=False, default=False)
+
+
+RSVP_ANSWER = PolymorphicProxySerializer(
+    component_name="RsvpAnswer",
+    serializers=[SingleNumberAnswerSerializer, PerMemberAnswerSerializer],
+    resource_type_field_name=None,
+)
+RSVP_ANSWER_EXAMPLES = [
+    OpenApiExample(
+        "The whole household",
+        value={"attending": True, "num_guests": 2, "answers": {"meal": "Fish"}},
+        request_only=True,
+    ),
+    OpenApiExample(
+        "Fewer one member absent",
+        summary="Fewer: one member is not coming",
+        value={
+            "attending": True,
+            "num_guests": 1,
+            "absent": ["3f1c2b1e-8a39-4d55-9a55-0f6d2b9c1a11"],
+            "confirmed": True,
+        },
+        request_only=True,
+    ),
+    OpenApiExample(
+        "Decline", summary="Declining (only the person answering)", value={"attending": False}, request_only=True
+    ),
+    OpenApiExample(
+        "A choice per member",
+        value={
+            "members": [
+                {"id": "9b2f7c1a-33a4-4f4e-8f0e-2d7c5e7a9b10", "attending": True, "num_guests": 2, "dietary": "vegan"},
+                {"id": "3f1c2b1e-8a39-4d55-9a55-0f6d2b9c1a11", "attending": False},
+            ],
+            "confirmed": True,
+        },
+        request_only=True,
+    ),
+]
+
+
+def household_answer_from(data) -> services.HouseholdAnswer:
+    """Validate either shape of the body (400 naming the fields) and turn it into the services' answer."""
+    if not isinstance(data, dict):
+        raise exceptions.ValidationError({"non_field_errors": [_("Send a JSON object.")]})
+    shape = PerMemberAnswerSerializer if "members" in data else SingleNumberAnswerSerializer
+    serializer = shape(data=data)
+    serializer.is_valid(raise_exception=True)
+    value = serializer.validated_data
+    if shape is PerMemberAnswerSerializer:
+        members = tuple(
+            services.MemberChoice(
+                guest_id=m["id"],
+                attending=m["attending"],
+                num_guests=m.get("num_guests"),
+                dietary=m.get("dietary"),
+                answers=m.get("answers"),
+            )
+            for m in value["members"]
+        )
+        return services.HouseholdAnswer(members=members, confirmed=value["confirmed"])
+    return services.HouseholdAnswer(
+        attending=value["attending"],
+        num_guests=value["num_guests"],
+        absent=tuple(value["absent"]),
+        dietary=value.get("dietary"),
+        answers=value.get("answers"),
+        confirmed=value["confirmed"],
+    )
+
+
+NEEDS_CONFIRMATION = OpenApiResponse(
+    inline_serializer(
+        "NeedsConfirmation",
+        {
+            "code": serializers.CharField(help_text="`needs_confirmation`, or `answer_changed` (see description)"),
+            "reason": serializers.ChoiceField(
+                ["fewer_than_expected", "more_than_expected", "overrides_decline"], required=False
+            ),
+            "reasons": serializers.ListField(child=serializers.CharField(), required=False),
+            "expected": serializers.IntegerField(required=False),
+            "answered": serializers.IntegerField(required=False),
+            "confirmable": serializers.BooleanField(
+                required=False,
+                help_text="false: confirming is not enough, name who is not coming (`absent` or `members`)",
+            ),
+            "members": MemberSerializer(many=True, required=False, help_text="The other members of the household"),
+            "concerned": MemberSerializer(many=True, required=False, help_text="Members whose number is in question"),
+            "declined_members": MemberSerializer(
+                many=True, required=False, help_text="Members whose own decline this answer would change"
+            ),
+            "detail": serializers.CharField(required=False),
+        },
+    ),
+    description=(
+        "`needs_confirmation`: nothing was saved; ask, then send the same answer with `confirmed` (when "
+        "`confirmable`), naming who is not coming if needed. `answer_changed`: someone in the household "
+        "answered at the same moment; nothing of this answer was saved: read and answer again"
+    ),
+)
+
+
+def needs_confirmation_response(needed: services.RsvpNeedsConfirmation) -> Response:
+    return Response(
+        {
+            "code": "needs_confirmation",
+            "reason": needed.reason,
+            "reasons": needed.reasons,
+            "expected": needed.expected,
+            "answered": needed.answered,
+            "confirmable": needed.confirmable,
+            "members": MemberSerializer(needed.members, many=True).data,
+            "concerned": MemberSerializer(needed.concerned, many=True).data,
+            "declined_members": MemberSerializer(needed.declined_members, many=True).data,
+        },
+        status=status.HTTP_409_CONFLICT,
+    )
+
+
+def answer_changed_response() -> Response:
+    return Response(
+        {
+            "code": "answer_changed",
+            "detail": _(
+                "Someone in your household answered at the same moment. Check the answers and send yours again."
+            ),
+        },
+        status=status.HTTP_409_CONFLICT,
+    )
+
+
+def rsvp_closed_response(guest: Guest) -> Response:
+    return Response(
+        {
+            "code": "rsvp_closed",
+            "detail": _("The RSVP deadline has passed. To change your answer, please contact the organizer."),
+            "contact_email": guest.event.contact_email,
+        },
+        status=status.HTTP_403_FORBIDDEN,
+    )
+
+
+def rsvp_not_open_response() -> Response:
+    return Response(
+        {
+            "code": "rsvp_not_open",
+            "detail": _("Answers are not open yet. Please come back when the event is published."),
+        },
+        status=status.HTTP_403_FORBIDDEN,
+    )
+
+
+# --- the guest -------------------------------------------------------------------------------------
 
 
 class GuestLoginApi(APIView):
@@ -144,16 +398,6 @@ def guest_from_token(request) -> Guest:
 class RsvpApi(APIView):
     permission_classes = [IsGuest]
 
-    class InputSerializer(StrictSerializer):
-        attending = serializers.BooleanField()
-        num_guests = serializers.IntegerField(min_value=0, max_value=50, required=False, default=0)
-        absent = serializers.ListField(child=serializers.UUIDField(), required=False, default=list, max_length=50)
-        confirmed = serializers.BooleanField(required=False, default=False)
-        dietary = serializers.CharField(required=False, allow_blank=True, max_length=1000, default="")
-        answers = serializers.DictField(
-            child=serializers.CharField(allow_blank=True, max_length=500), required=False, default=dict
-        )
-
     @extend_schema(operation_id="rsvp_read", responses={200: InvitationSerializer}, tags=["guest"])
     def get(self, request):
         guest = guest_from_token(request)
@@ -162,63 +406,287 @@ class RsvpApi(APIView):
 
     @extend_schema(
         operation_id="rsvp_answer",
-        request=InputSerializer,
+        request=RSVP_ANSWER,
+        examples=RSVP_ANSWER_EXAMPLES,
         responses={
             200: InvitationSerializer,
             400: BAD_REQUEST,
-            403: OpenApiResponse(ERROR, description="`rsvp_closed`: the deadline has passed"),
-            409: OpenApiResponse(
-                inline_serializer(
-                    "NeedsConfirmation",
-                    {
-                        "code": serializers.CharField(),
-                        "reason": serializers.ChoiceField(["fewer_than_expected", "more_than_expected"]),
-                        "expected": serializers.IntegerField(),
-                        "answered": serializers.IntegerField(),
-                        "members": MemberSerializer(many=True),
-                    },
-                ),
-                description="The number does not match the household: send again with `confirmed` (and `absent`)",
+            403: OpenApiResponse(
+                ERROR, description="`rsvp_closed`: the deadline has passed; `rsvp_not_open`: not published yet"
             ),
+            409: NEEDS_CONFIRMATION,
         },
+        description=(
+            "Answer for the household, in one of two shapes: one number (`attending`, `num_guests`, `absent`) "
+            "or a choice per member (`members`). Fewer than expected with nobody named absent and nobody's "
+            "count lowered is never saved (409, `confirmable: false`). docs/api.md has the rules."
+        ),
         tags=["guest"],
     )
     def put(self, request):
         guest = guest_from_token(request)
         track_activity(guest=guest, kind=GuestActivity.Kind.API_CALL, request=request)
+        answer = household_answer_from(request.data)
+        try:
+            services.rsvp_submit(guest=guest, answer=answer)
+        except services.RsvpNotOpen:
+            return rsvp_not_open_response()
+        except services.RsvpClosed:
+            return rsvp_closed_response(guest)
+        except services.RsvpNeedsConfirmation as needed:
+            return needs_confirmation_response(needed)
+        except services.RsvpConflict:
+            return answer_changed_response()
+        track_activity(guest=guest, kind=GuestActivity.Kind.RSVP_SUBMITTED, request=request)
+        return Response(invitation_data(guest))
+
+
+class RsvpChangeRequestApi(APIView):
+    permission_classes = [IsGuest]
+
+    class InputSerializer(StrictSerializer):
+        answer = serializers.JSONField(help_text="The answer asked for: a body of PUT /api/v1/rsvp (either shape)")
+        message = serializers.CharField(
+            required=False, allow_blank=True, max_length=ChangeRequest.MESSAGE_MAX_LENGTH, default=""
+        )
+
+    @extend_schema(
+        operation_id="rsvp_change_request",
+        request=inline_serializer(
+            "RsvpChangeRequestInput",
+            {
+                "answer": RSVP_ANSWER,
+                "message": serializers.CharField(
+                    required=False, allow_blank=True, max_length=ChangeRequest.MESSAGE_MAX_LENGTH
+                ),
+            },
+        ),
+        examples=[
+            OpenApiExample(
+                "After the deadline",
+                value={"answer": {"attending": False}, "message": "Sorry, I am ill."},
+                request_only=True,
+            )
+        ],
+        responses={
+            201: ChangeRequestSerializer,
+            400: BAD_REQUEST,
+            409: OpenApiResponse(
+                ERROR, description="`rsvp_open`: answers are open (or not open yet): answer with PUT /api/v1/rsvp"
+            ),
+        },
+        description=(
+            "After the deadline: ask the organizer to change your answer. One request is open at a time; "
+            "asking again replaces it. The organizer approves (the answer is applied) or declines; you get an email."
+        ),
+        tags=["guest"],
+    )
+    def post(self, request):
+        guest = guest_from_token(request)
+        track_activity(guest=guest, kind=GuestActivity.Kind.API_CALL, request=request)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        answer = data.validated_data
         try:
-            services.rsvp_submit(
-                guest=guest,
-                attending=answer["attending"],
-                num_guests=answer["num_guests"],
-                absent_member_ids=answer["absent"],
-                confirmed=answer["confirmed"],
-                dietary=answer["dietary"],
-                answers=answer["answers"],
-            )
-        except services.RsvpClosed:
+            answer = household_answer_from(data.validated_data["answer"])
+        except exceptions.ValidationError as error:
+            raise exceptions.ValidationError({"answer": error.detail}) from None
+        try:
+            change = services.change_request_create(guest=guest, answer=answer, message=data.validated_data["message"])
+        except services.ChangeRequestNotNeeded:
             return Response(
-                {
-                    "code": "rsvp_closed",
-                    "detail": _("The RSVP deadline has passed. To change your answer, please contact the organizer."),
-                    "contact_email": guest.event.contact_email,
-                },
-                status=status.HTTP_403_FORBIDDEN,
-            )
-        except services.RsvpNeedsConfirmation as needed:
-            return Response(
-                {
-                    "code": "needs_confirmation",
-                    "reason": needed.reason,
-                    "expected": needed.expected,
-                    "answered": needed.answered,
-                    "members": MemberSerializer(needed.members, many=True).data,
-                },
+                {"code": "rsvp_open", "detail": _("Answers are open: change your answer directly.")}
+                if guest.event.is_rsvp_open()
+                else {"code": "rsvp_not_open", "detail": _("Answers are not open yet.")},
                 status=status.HTTP_409_CONFLICT,
             )
-        track_activity(guest=guest, kind=GuestActivity.Kind.RSVP_SUBMITTED, request=request)
-        guest.refresh_from_db()
-        return Response(invitation_data(guest))
+        except services.RsvpNeedsConfirmation:
+            # Confirmed by the request itself; what remains is "fewer, and nobody named".
+            raise exceptions.ValidationError(
+                {"answer": [_("Say who is not coming: the number is smaller than your household.")]}
+            ) from None
+        except DjangoValidationError as error:
+            detail = error.message_dict if hasattr(error, "error_dict") else {"non_field_errors": error.messages}
+            raise exceptions.ValidationError({"answer": detail}) from None
+        except services.RsvpConflict:
+            return answer_changed_response()
+        return Response(ChangeRequestSerializer(change).data, status=status.HTTP_201_CREATED)
+
+
+# --- the organizer ----------------------------------------------------------------------------------
+
+
+class OrganizerHouseholdSerializer(serializers.Serializer):
+    guest = MemberSerializer()
+    members = MemberSerializer(many=True)
+    expected_total = serializers.IntegerField()
+    head_count = serializers.IntegerField(help_text="The sum of every member's num_guests")
+
+
+def household_data(household: services.Household) -> dict:
+    return OrganizerHouseholdSerializer(
+        {
+            "guest": household.guest,
+            "members": household.members,
+            "expected_total": household.expected_total,
+            "head_count": household.head_count,
+        }
+    ).data
+
+
+class GuestRsvpRecordApi(APIView):
+    permission_classes = [IsOrganizer]
+
+    @extend_schema(
+        operation_id="guest_rsvp_record",
+        request=RSVP_ANSWER,
+        examples=RSVP_ANSWER_EXAMPLES,
+        responses={
+            200: OrganizerHouseholdSerializer,
+            400: BAD_REQUEST,
+            403: FORBIDDEN,
+            404: NOT_FOUND,
+            409: NEEDS_CONFIRMATION,
+        },
+        description=(
+            "Record an answer for the guest's household (a phone call, a late change): the same bodies and "
+            "rules as PUT /api/v1/rsvp, answering as this guest, also after the deadline. Audit-logged with "
+            "your account. Owners and admins only; an archived event's answers do not change (400)."
+        ),
+        tags=["guests"],
+    )
+    def put(self, request, event_id, guest_id):
+        event = organizer_event(request, event_id, write=True)
+        guest = guest_get(event=event, guest_id=guest_id)
+        guest.event = event
+        answer = household_answer_from(request.data)
+        try:
+            household = services.rsvp_record(guest=guest, answer=answer, acting_user=acting_user(request))
+        except services.RsvpNeedsConfirmation as needed:
+            return needs_confirmation_response(needed)
+        except services.RsvpConflict:
+            return answer_changed_response()
+        return Response(household_data(household))
+
+
+class OrganizerChangeRequestSerializer(ChangeRequestSerializer):
+    guest = MemberSerializer()
+    decided_by_user_id = serializers.UUIDField(allow_null=True)
+
+
+class EventChangeRequestsApi(APIView):
+    permission_classes = [IsOrganizer]
+    pagination_class = Pagination
+
+    class FilterSerializer(serializers.Serializer):
+        status = serializers.ChoiceField(
+            choices=ChangeRequest.Status.choices,
+            required=False,
+            default=ChangeRequest.Status.PENDING,
+            help_text="Default: pending (oldest first); others newest first",
+        )
+
+    @extend_schema(
+        operation_id="change_request_list",
+        parameters=[FilterSerializer],
+        responses={200: OrganizerChangeRequestSerializer(many=True), 400: BAD_REQUEST, 404: NOT_FOUND},
+        description="Guests' requests to change their answer after the deadline.",
+        tags=["guests"],
+    )
+    def get(self, request, event_id):
+        event = organizer_event(request, event_id)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        requests = selectors.change_request_list(event=event, status=filters.validated_data["status"])
+        return paginated_response(
+            queryset=requests, serializer_class=OrganizerChangeRequestSerializer, request=request, view=self
+        )
+
+
+class DecisionInputSerializer(StrictSerializer):
+    response = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=ChangeRequest.MESSAGE_MAX_LENGTH,
+        default="",
+        help_text="A note for the guest, sent with the decision",
+    )
+
+
+ALREADY_DECIDED = OpenApiResponse(ERROR, description="`already_decided`: the request was approved or declined before")
+
+
+class ChangeRequestApproveApi(APIView):
+    permission_classes = [IsOrganizer]
+
+    @extend_schema(
+        operation_id="change_request_approve",
+        request=DecisionInputSerializer,
+        responses={
+            200: OrganizerChangeRequestSerializer,
+            400: BAD_REQUEST,
+            403: FORBIDDEN,
+            404: NOT_FOUND,
+            409: ALREADY_DECIDED,
+        },
+        description=(
+            "Apply the proposed answer (as a recorded answer, audit-logged) and email the guest. "
+            "400 when it no longer fits the household; the request then stays pending."
+        ),
+        tags=["guests"],
+    )
+    def post(self, request, event_id, change_request_id):
+        event = organizer_event(request, event_id, write=True)
+        change = selectors.change_request_get(event=event, request_id=change_request_id)
+        data = DecisionInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            services.change_request_approve(
+                request=change, acting_user=acting_user(request), response=data.validated_data["response"]
+            )
+        except services.ChangeRequestAlreadyDecided:
+            return already_decided_response()
+        except (services.RsvpNeedsConfirmation, services.RsvpConflict):
+            raise exceptions.ValidationError(
+                {"non_field_errors": [_("The household changed: this answer no longer fits it.")]}
+            ) from None
+        except DjangoValidationError as error:
+            raise exceptions.ValidationError({"non_field_errors": error.messages}) from None
+        change.refresh_from_db()
+        return Response(OrganizerChangeRequestSerializer(change).data)
+
+
+class ChangeRequestDeclineApi(APIView):
+    permission_classes = [IsOrganizer]
+
+    @extend_schema(
+        operation_id="change_request_decline",
+        request=DecisionInputSerializer,
+        responses={
+            200: OrganizerChangeRequestSerializer,
+            400: BAD_REQUEST,
+            403: FORBIDDEN,
+            404: NOT_FOUND,
+            409: ALREADY_DECIDED,
+        },
+        description="Keep the answer as it is and email the guest (with your note).",
+        tags=["guests"],
+    )
+    def post(self, request, event_id, change_request_id):
+        event = organizer_event(request, event_id, write=True)
+        change = selectors.change_request_get(event=event, request_id=change_request_id)
+        data = DecisionInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            services.change_request_decline(
+                request=change, acting_user=acting_user(request), response=data.validated_data["response"]
+            )
+        except services.ChangeRequestAlreadyDecided:
+            return already_decided_response()
+        return Response(OrganizerChangeRequestSerializer(change).data)
+
+
+def already_decided_response() -> Response:
+    return Response(
+        {"code": "already_decided", "detail": _("This request was already decided.")},
+        status=status.HTTP_409_CONFLICT,
+    )

@@ -1,4 +1,4 @@
-"""The guest's pages: code + last name login and the household RSVP."""
+"""The guest's pages: code + last name login, the household answer, and change requests after the deadline."""
 
 import functools
 import uuid
@@ -10,13 +10,12 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from eventsaas.forms import add_service_errors
 from eventsaas.i18n import visitor_language
 from eventsaas.logs import log_context
 from guests.activity import track_activity
 from guests.models import Guest, GuestActivity
-from rsvp import services
-from rsvp.forms import GuestLoginForm, RsvpForm
+from rsvp import selectors, services
+from rsvp.forms import ChangeRequestMessageForm, GuestLoginForm, household_formset
 from rsvp.throttling import RETRY_AFTER_SECONDS, guest_login_is_throttled
 
 SESSION_GUEST = "rsvp_guest_id"
@@ -91,17 +90,28 @@ def logout(request):
     return redirect("rsvp:login")
 
 
-def _initial_answer(guest, household) -> dict:
-    initial = {
-        "attending": {Guest.Status.COMING: "yes", Guest.Status.DECLINED: "no"}.get(guest.status),
-        "num_guests": guest.num_guests
-        if guest.status == Guest.Status.COMING and guest.num_guests
-        else household.expected_total,
-        "dietary": guest.dietary,
+def names_list(names: list[str]) -> str:
+    """ "Lisa", "Lisa and Tom", "Ana, Lisa and Tom" in the page's language."""
+    if len(names) <= 1:
+        return "".join(names)
+    return _("%(names)s and %(last)s") % {"names": ", ".join(names[:-1]), "last": names[-1]}
+
+
+def confirmation_context(needed: services.RsvpNeedsConfirmation, chosen: dict) -> dict:
+    """What the confirmation dialog says, naming the people concerned (see templates/rsvp/_confirmation.html)."""
+    absent = [m.first_name for m in needed.concerned if not chosen.get(m.pk, (True, 0))[0]]
+    fewer_people = [m.first_name for m in needed.concerned if chosen.get(m.pk, (False, 0))[0]]
+    return {
+        "needed": needed,
+        "absent_names": names_list(absent),
+        "absent_count": len(absent),
+        "fewer_names": names_list(fewer_people),
+        "declined_names": names_list([m.first_name for m in needed.declined_members]),
+        "declined_count": len(needed.declined_members),
+        "is_fewer": services.RsvpNeedsConfirmation.FEWER in needed.reasons,
+        "is_more": services.RsvpNeedsConfirmation.MORE in needed.reasons,
+        "overrides_decline": services.RsvpNeedsConfirmation.DECLINE_OVERRIDE in needed.reasons,
     }
-    for key, value in (guest.answers or {}).items():
-        initial[f"q_{key}"] = value
-    return initial
 
 
 @guest_required
@@ -109,49 +119,87 @@ def _initial_answer(guest, household) -> dict:
 def answer(request, guest):
     event = guest.event
     household = services.household_for(guest=guest)
-    is_open = event.is_rsvp_open()
-    form = RsvpForm(
-        request.POST if request.method == "POST" and is_open else None,
-        initial=_initial_answer(guest, household),
-        members=household.members,
-        questions=event.questions,
-    )
+    state = event.rsvp_state()
+    posted = request.POST if request.method == "POST" and state == event.RSVP_OPEN else None
+    formset = household_formset(posted, members=household.everyone, questions=event.questions)
     confirmation = None
     status = 200
-    if request.method == "POST" and not is_open:
+    if request.method == "POST" and state != event.RSVP_OPEN:
         status = 403
-    elif request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
+    elif posted is not None and formset.is_valid():
         try:
-            services.rsvp_submit(
-                guest=guest,
-                attending=data["attending"] == "yes",
-                num_guests=data["num_guests"] or 0,
-                absent_member_ids=[uuid.UUID(pk) for pk in data["absent"]],
-                confirmed=data["confirmed"],
-                dietary=data["dietary"],
-                answers=form.answers(),
-            )
+            services.rsvp_submit(guest=guest, answer=formset.answer(confirmed=request.POST.get("confirmed") == "on"))
         except services.RsvpNeedsConfirmation as needed:
-            confirmation = needed
+            confirmation = confirmation_context(needed, formset.chosen())
             status = 409
+        except services.RsvpNotOpen:
+            state, status = event.RSVP_NOT_OPEN_YET, 403
         except services.RsvpClosed:
-            is_open, status = False, 403
+            state, status = event.RSVP_CLOSED, 403
+        except services.RsvpConflict:
+            messages.error(request, _("Someone in your household answered at the same moment. Check and send again."))
+            return redirect("rsvp:answer")
         except ValidationError as error:
-            add_service_errors(form, error)
+            formset._non_form_errors = formset.error_class(error.messages)
             status = 400
         else:
             track_activity(guest=guest, kind=GuestActivity.Kind.RSVP_SUBMITTED, request=request)
             messages.success(request, _("Thank you! Your answer is saved. You can change it until the deadline."))
             return redirect("rsvp:answer")
-    elif request.method == "POST":
+    elif posted is not None:
         status = 400
-    context = {
-        "guest": guest,
+    return render(
+        request, "rsvp/answer.html", _page_context(guest, household, formset, confirmation, state), status=status
+    )
+
+
+def _page_context(guest, household, formset, confirmation, state, message_form=None) -> dict:
+    event = guest.event
+    if state == event.RSVP_CLOSED and message_form is None:
+        message_form = ChangeRequestMessageForm()
+    return {
+        "guest": household.guest,
         "event": event,
         "household": household,
-        "form": form,
-        "is_open": is_open,
+        "formset": formset,
+        "total": formset.total(),
         "confirmation": confirmation,
+        "state": state,
+        "is_open": state == event.RSVP_OPEN,
+        "message_form": message_form,
+        "change_request": selectors.change_request_latest(guest=guest),
     }
+
+
+@guest_required
+@require_POST
+def change_request(request, guest):
+    """After the deadline: ask the organizer to change the household's answer (the rows as proposed)."""
+    event = guest.event
+    household = services.household_for(guest=guest)
+    state = event.rsvp_state()
+    formset = household_formset(request.POST, members=household.everyone, questions=event.questions)
+    message_form = ChangeRequestMessageForm(request.POST)
+    status = 400
+    if state != event.RSVP_CLOSED:
+        return redirect("rsvp:answer")
+    if formset.is_valid() and message_form.is_valid():
+        try:
+            services.change_request_create(
+                guest=guest,
+                answer=formset.answer(confirmed=True),
+                message=message_form.cleaned_data["message"],
+            )
+        except (ValidationError, services.RsvpNeedsConfirmation) as error:
+            reason = error.messages if isinstance(error, ValidationError) else []
+            formset._non_form_errors = formset.error_class(reason or [_("This answer does not fit your household.")])
+        except (services.ChangeRequestNotNeeded, services.RsvpConflict):
+            return redirect("rsvp:answer")
+        else:
+            messages.success(
+                request,
+                _("Your request is with the organizer. You will get an email when they have decided."),
+            )
+            return redirect("rsvp:answer")
+    context = _page_context(guest, household, formset, None, state, message_form=message_form)
     return render(request, "rsvp/answer.html", context, status=status)

@@ -261,7 +261,11 @@ class AuditLog(models.Model):
         verbose_name = _("audit log entry")
         verbose_name_plural = _("audit log")
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["tenant", "event_id", "created_at"], name="audit_tenant_event_created")]
+        indexes = [
+            models.Index(fields=["tenant", "event_id", "created_at"], name="audit_tenant_event_created"),
+            # one object's history, newest first (a guest's answers on the organizer's guest page)
+            models.Index(fields=["tenant", "event_id", "object_id", "created_at"], name="audit_event_object_created"),
+        ]
 
     def __str__(self):
         return f"{self.action} @ {self.created_at:%Y-%m-%d %H:%M}"

@@ -48,6 +48,25 @@ def audit_log_record(
     )
 
 
+def audit_log_record_many(*, entries: list[dict]) -> list[AuditLog]:
+    """Append several audit entries in one insert; each dict takes audit_log_record's keywords."""
+    rows = []
+    for entry in entries:
+        tenant, actor_user = entry.get("tenant"), entry.get("actor_user")
+        rows.append(
+            AuditLog(
+                tenant_id=tenant.pk if tenant is not None else entry.get("tenant_id"),
+                event_id=entry.get("event_id"),
+                action=entry["action"],
+                actor_user=actor_user if actor_user is not None and actor_user.is_authenticated else None,
+                actor_guest_id=entry.get("actor_guest_id"),
+                object_id=entry.get("object_id"),
+                data=entry.get("data") or {},
+            )
+        )
+    return AuditLog.objects.bulk_create(rows) if rows else []
+
+
 def _unique_tenant_slug(name: str) -> str:
     base = slugify(name)[:50] or "org"
     slug, n = base, 1

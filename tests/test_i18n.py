@@ -18,9 +18,12 @@ import pytest
 from django.conf import settings
 from django.utils import timezone, translation
 
-from guests.models import Guest
+from events.models import Event
+from rsvp.models import ChangeRequest
+from rsvp.services import HouseholdAnswer, rsvp_record
 from tenants.models import Invitation, Role
 from tests.factories import EventFactory, GuestFactory
+from tests.rsvp.household_form import household_post, row
 
 LOCALE_DIR = Path(settings.BASE_DIR) / "locale" / "es" / "LC_MESSAGES"
 PO_PATH = LOCALE_DIR / "django.po"
@@ -359,8 +362,21 @@ def organizer_pages(tenant, owner, event):
     group_id = uuid.uuid4()
     anna = GuestFactory(event=event, first_name="Anna", last_name="Müller", group_id=group_id, expected_guests=2)
     GuestFactory(event=event, first_name="Lisa", last_name="Müller", group_id=group_id)
-    Guest.objects.filter(pk=anna.pk).update(
-        status=Guest.Status.COMING, num_guests=2, dietary="Vegetarian", rsvp_at=timezone.now()
+    Event.objects.filter(pk=event.pk).update(
+        questions=[
+            {"key": "menu", "label": "Menú", "choices": ["Pescado", "Vegetariano"]},
+            {"key": "song", "label": "Canción"},
+        ]
+    )
+    event.refresh_from_db()
+    anna.event = event
+    rsvp_record(
+        guest=anna,
+        answer=HouseholdAnswer(attending=True, num_guests=3, dietary="Vegetarian", answers={"menu": "Pescado"}),
+        acting_user=owner,
+    )
+    change = ChangeRequest.objects.create(
+        tenant_id=tenant.pk, event_id=event.pk, guest=anna, proposed={"attending": False}, message="Lo siento"
     )
     Invitation.objects.create(
         tenant=tenant,
@@ -383,7 +399,11 @@ def organizer_pages(tenant, owner, event):
         f"{ev}/guests/new/",
         f"{ev}/guests/{anna.pk}/",
         f"{ev}/guests/{anna.pk}/delete/",
+        f"{ev}/guests/{anna.pk}/answer/",
         f"{ev}/dietary/",
+        f"{ev}/questions/",
+        f"{ev}/change-requests/",
+        f"{ev}/change-requests/{change.pk}/",
         f"{ev}/activity/",
         f"{ev}/activity/?never=1",
     ]
@@ -427,8 +447,11 @@ def test_guest_sees_the_event_language_with_an_english_browser(client, spanish_h
         "Tu invitación",
         "Esta invitación es para 2 personas:",
         "¿Vendrás?",
-        "¿Vas a venir?",
-        "Sí, iremos",
+        "¿Viene?",
+        " Viene</label>",
+        " No viene</label>",
+        "Lisa responderá más tarde",
+        "Personas",
         "Código de vestimenta",
         "Enviar mi respuesta",
     ]:
@@ -437,28 +460,54 @@ def test_guest_sees_the_event_language_with_an_english_browser(client, spanish_h
     assert english_leftovers(response, english_patterns) == []
 
 
+@pytest.mark.parametrize(
+    ("change", "texts"),
+    [
+        (
+            {"rsvp_deadline": dt.datetime(2000, 1, 1, tzinfo=dt.UTC)},
+            ["Ya no se admiten respuestas", "Pide al organizador que cambie tu respuesta", "Enviar mi solicitud"],
+        ),
+        ({"status": "draft", "rsvp_deadline": None}, ["Todavía no se admiten respuestas"]),
+    ],
+    ids=["deadline-passed", "draft"],
+)
+def test_closed_and_not_yet_open_pages_speak_the_event_language(
+    client, spanish_household, english_patterns, change, texts
+):
+    _guest_login(client, spanish_household, **EN)
+    Event.objects.filter(pk=spanish_household.event_id).update(**change)
+
+    response, page = _page(client, ANSWER_URL, **EN)
+
+    for text in texts:
+        assert text in page
+    assert english_leftovers(response, english_patterns) == []
+
+
 def test_guest_answer_messages_follow_the_event_language(client, spanish_household, english_patterns):
     _guest_login(client, spanish_household, **EN)
-    response = client.post(ANSWER_URL, {"attending": "yes", "num_guests": ""}, **EN)
+    response = client.post(ANSWER_URL, household_post(row("yes", ""), row("later")), **EN)
     assert response.status_code == 400
     assert "Dinos cuántas personas vienen (al menos 1)." in response.content.decode()
 
-    response = client.post(ANSWER_URL, {"attending": "yes", "num_guests": "1"}, **EN)
+    response = client.post(ANSWER_URL, household_post(row("yes", 1), row("no")), **EN)
     assert response.status_code == 409
     page = response.content.decode()
     for text in [
         "Esperábamos 2, pero has indicado 1.",
         "¿Lisa no viene?",
-        "¿Quién no viene?",
         "Confirmar: viene 1 persona",
+        "O cambia las respuestas de abajo.",
     ]:
         assert text in page
     assert english_leftovers(response, english_patterns) == []
 
-    response = client.post(ANSWER_URL, {"attending": "yes", "num_guests": "2"}, follow=True, **EN)
+    response = client.post(ANSWER_URL, household_post(row("yes", 1), row("yes", 1)), follow=True, **EN)
     page = response.content.decode()
     assert "¡Gracias! Hemos guardado tu respuesta." in page
-    assert "Asiste · 2 personas" in page
+    assert "Anna Müller · Asiste (1 persona)" in page and "Lisa Müller · Asiste (1 persona)" in page
+    assert "respondió Anna" in page
+    assert english_leftovers(response, english_patterns) == []
 
 
 def test_invitation_page_in_spanish(client, tenant, owner, english_patterns):

@@ -19,16 +19,19 @@ from django.test import Client
 
 from events.models import Event
 from guests.models import Guest
+from rsvp.models import ChangeRequest
 from tenants.models import AuditLog, Invitation, Membership, Role, Tenant
 from tests.factories import EventFactory, GuestFactory, MembershipFactory, TenantFactory
+from tests.rsvp.household_form import household_post, row
 
 ANONYMOUS = "anonymous"
 OTHER_TENANT = "other_tenant_member"
 OTHER_TENANT_OWN_SLUG = "other_tenant_member_own_slug"
 VIEWER = "viewer"
+DOOR = "door"  # door staff: read, and check tickets in (ticketed events only)
 ADMIN = "admin"
 OWNER = "owner"
-ACTORS = [ANONYMOUS, OTHER_TENANT, OTHER_TENANT_OWN_SLUG, VIEWER, ADMIN, OWNER]
+ACTORS = [ANONYMOUS, OTHER_TENANT, OTHER_TENANT_OWN_SLUG, VIEWER, DOOR, ADMIN, OWNER]
 
 
 @dataclass
@@ -38,6 +41,7 @@ class World:
     anna: Guest
     lisa: Guest
     carl: Guest
+    change_request: ChangeRequest  # Anna's, pending
     other_tenant: Tenant
     other_event: Event
     other_guest: Guest
@@ -84,6 +88,7 @@ class Case:
             "anna": world.anna.pk,
             "carl": world.carl.pk,
             "teammate": world.teammate.pk,
+            "request": world.change_request.pk,
         }
         return f"/o/{slug}/" + self.path.format(**ids)
 
@@ -117,6 +122,17 @@ CASES = [
         lambda w: {"guests": [str(w.carl.pk), str(w.anna.pk)]},
     ),
     Case("dietary_report", "GET", "events/{event}/dietary/"),
+    Case("question_report", "GET", "events/{event}/questions/"),
+    Case("guest_answer_record", "GET", "events/{event}/guests/{anna}/answer/"),
+    Case(
+        "guest_answer_record",
+        "POST",
+        "events/{event}/guests/{anna}/answer/",
+        household_post(row("no"), row("later")),
+    ),
+    Case("change_request_list", "GET", "events/{event}/change-requests/"),
+    Case("change_request_detail", "GET", "events/{event}/change-requests/{request}/"),
+    Case("change_request_decide", "POST", "events/{event}/change-requests/{request}/", {"decision": "decline"}),
     Case("activity", "GET", "events/{event}/activity/"),
     Case("messages", "GET", "events/{event}/messages/"),
     Case("guest_invite", "POST", "events/{event}/guests/{anna}/invite/"),
@@ -149,6 +165,7 @@ def db_snapshot() -> dict:
         "invitations": sorted(Invitation.objects.values_list("id", "tenant_id", "email", "role")),
         "events": sorted(Event.objects.values(), key=lambda row: row["id"]),
         "guests": sorted(Guest.objects.values(), key=lambda row: row["id"]),
+        "change_requests": sorted(ChangeRequest.objects.values(), key=lambda row: row["id"]),
         "audit_log_count": AuditLog.objects.count(),
     }
 
@@ -176,11 +193,14 @@ def world(db):
     )
     lisa = GuestFactory(event=event, first_name="Lisa", last_name="Müller", group_id=group_id)
     carl = GuestFactory(event=event, first_name="Carl", last_name="Solo")
+    change_request = ChangeRequest.objects.create(
+        tenant_id=tenant.pk, event_id=event.pk, guest=anna, proposed={"attending": False}, message="Ill, sorry"
+    )
     other_tenant = TenantFactory(name="Rival", slug="rival")
     other_event = EventFactory(tenant=other_tenant, name="Rival gala")
     other_guest = GuestFactory(event=other_event, first_name="Rita", last_name="Rival")
     teammate = MembershipFactory(tenant=tenant, role=Role.DOOR)
-    return World(tenant, event, anna, lisa, carl, other_tenant, other_event, other_guest, teammate)
+    return World(tenant, event, anna, lisa, carl, change_request, other_tenant, other_event, other_guest, teammate)
 
 
 def _client_for(actor: str, world: World) -> Client:
@@ -191,7 +211,7 @@ def _client_for(actor: str, world: World) -> Client:
         membership = MembershipFactory(tenant=world.other_tenant, role=Role.OWNER)
     else:
         membership = MembershipFactory(
-            tenant=world.tenant, role={VIEWER: Role.VIEWER, ADMIN: Role.ADMIN}.get(actor, Role.OWNER)
+            tenant=world.tenant, role={VIEWER: Role.VIEWER, DOOR: Role.DOOR, ADMIN: Role.ADMIN}.get(actor, Role.OWNER)
         )
     client.force_login(membership.user)
     return client
@@ -224,7 +244,7 @@ def test_isolation_matrix(world, case, actor):
         # The page is tenant A's: its data, never tenant B's.
         body = response.content.decode()
         assert "Rival" not in body and world.other_guest.code not in body
-    elif actor == VIEWER or not allowed_write:
+    elif actor in (VIEWER, DOOR) or not allowed_write:
         assert response.status_code == 403
     else:
         assert response.status_code == 302, getattr(response, "context", None) and response.context.get("form")
@@ -263,6 +283,7 @@ def test_matrix_covers_every_organizer_url():
         + c.path.replace("{event}", "<uuid:event_id>")
         .replace("{anna}", "<uuid:guest_id>")
         .replace("{teammate}", "<uuid:membership_id>")
+        .replace("{request}", "<uuid:request_id>")
         for c in CASES
     }
     # Ticketed events' pages have their own matrix, with a world that sells tickets.

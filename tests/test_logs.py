@@ -13,6 +13,7 @@ from eventsaas.logs import RequestIdFilter
 from rsvp.views import SESSION_CODE, SESSION_GUEST
 from tenants.tokens import guest_access_token
 from tests.factories import GuestFactory
+from tests.rsvp.household_form import household_post, row
 from tests.support.celery import celery_config
 
 pytestmark = pytest.mark.django_db
@@ -116,7 +117,7 @@ def test_a_task_published_by_a_request_carries_its_request_id(client, event):
             session = client.session
             session[SESSION_GUEST], session[SESSION_CODE] = str(guest.pk), guest.code
             session.save()
-            response = client.post("/rsvp/answer/", {"attending": "no"}, HTTP_X_REQUEST_ID=given)
+            response = client.post("/rsvp/answer/", household_post(row("no")), HTTP_X_REQUEST_ID=given)
             assert response.status_code in (200, 302), response.content
             message = queue.get(timeout=2)
             assert message.headers["task"] == "guests.confirmation_send"

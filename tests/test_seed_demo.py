@@ -116,3 +116,16 @@ def test_ticket_types_missing_after_a_partial_seed_are_added(client):
         again["ticket_types"][1]["name"] == "Front row"
         and again["ticket_types"][1]["id"] != first["ticket_types"][1]["id"]
     )
+
+
+@pytest.mark.django_db
+def test_no_two_members_of_a_household_share_a_first_name():
+    """The household form and its questions name members by first name ("Is Lisa not coming?")."""
+    guests = seed_json()["guests"]
+    households: dict = {}
+    for guest in guests:
+        if guest["group_id"]:
+            households.setdefault(guest["group_id"], []).append(guest["first_name"])
+
+    assert households and all(len(names) == len(set(names)) for names in households.values())
+    assert {"Pérez", "Álvarez", "O'Brien"} <= {g["last_name"] for g in guests}  # accents and apostrophes to search

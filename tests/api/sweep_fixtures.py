@@ -37,6 +37,7 @@ from billing import services as billing_services
 from billing.models import LedgerEntry, Order, Ticket
 from events.models import Event, TicketType
 from guests.models import Guest
+from rsvp.models import ChangeRequest
 from tenants.models import AuditLog, Invitation, Membership, Role, Tenant, User
 from tenants.permissions import IsGuest, IsOrganizer
 from tenants.tokens import guest_access_token, organizer_token_pair
@@ -45,7 +46,7 @@ from tests.factories import EventFactory, GuestFactory, MembershipFactory, Tenan
 HTTP_METHODS = ("get", "put", "post", "patch", "delete")
 READ_METHODS = {"GET", "HEAD", "OPTIONS"}
 # Path parameters the sweep knows how to fill with organization A's objects.
-ID_PARAMS = ("org_slug", "event_id", "guest_id", "ticket_type_id", "order_id")
+ID_PARAMS = ("org_slug", "event_id", "guest_id", "ticket_type_id", "order_id", "change_request_id")
 # Operations with this tag admit door staff, who otherwise only read.
 CHECK_IN_TAG = "check-in"
 
@@ -232,9 +233,28 @@ SAFE_PATCH_FIELDS = {"name", "first_name", "last_name", "description", "location
 # path values used for the call (A's objects, or B's in the body-injection test).
 VALID_BODIES: dict = {
     "rsvp_answer": lambda w, v: {"attending": False},
+    "rsvp_change_request": lambda w, v: {"answer": {"attending": False}, "message": "Sweep"},
     "invitations_send": lambda w, v: {"not_yet_invited": True},
     "ticket_check_in": lambda w, v: {"code": w.ticket_code_of(v["event_id"])},
 }
+
+
+def _close_answers(world) -> None:
+    past = timezone.now() - dt.timedelta(hours=1)
+    Event.objects.filter(pk__in=[world.event_a.pk, world.event_a2.pk, world.event_b.pk]).update(rsvp_deadline=past)
+
+
+# operation_id -> function(world): the state an operation needs to succeed for its rightful caller,
+# set up before each of its sweeps (a change request exists only after the deadline).
+PREPARE: dict = {
+    "rsvp_change_request": _close_answers,
+}
+
+
+def prepare(operation: Operation, world: World) -> None:
+    if operation.operation_id in PREPARE:
+        PREPARE[operation.operation_id](world)
+
 
 # Bodies that name organization A's objects by something other than an id (a ticket code), for
 # the injection test: sent by B's owner on B's own path, they must change nothing of A's.
@@ -286,6 +306,8 @@ class World:
     draft_type_a: TicketType  # A's draft event
     order_a: Order  # paid, two tickets of sold_type_a
     tickets_a: list[Ticket]
+    change_request_a: ChangeRequest  # anna's, pending: the change_request_id used
+    change_request_a2: ChangeRequest  # sibling_guest's, in A's other event
     tenant_b: Tenant
     owner_b: User
     event_b: Event  # ticketed and published
@@ -294,6 +316,7 @@ class World:
     type_b: TicketType
     order_b: Order
     tickets_b: list[Ticket]
+    change_request_b: ChangeRequest
     tokens: dict = field(default_factory=dict)
 
     @property
@@ -304,6 +327,7 @@ class World:
             "guest_id": self.anna.pk,
             "ticket_type_id": self.spare_type_a.pk,
             "order_id": self.order_a.pk,
+            "change_request_id": self.change_request_a.pk,
         }
 
     @property
@@ -314,6 +338,7 @@ class World:
             "guest_id": self.guest_b.pk,
             "ticket_type_id": self.type_b.pk,
             "order_id": self.order_b.pk,
+            "change_request_id": self.change_request_b.pk,
         }
 
     @property
@@ -338,6 +363,7 @@ class World:
             | {g.dietary for g in guests if g.dietary}
             | {t.name for t in types}
             | {self.hidden_type_a.access_code, self.order_a.buyer_name, self.order_a.buyer_email}
+            | {self.change_request_a.message, self.change_request_a2.message}
             | {t.code for t in self.tickets_a}
             | {t.display_code for t in self.tickets_a}
         )
@@ -361,6 +387,13 @@ def paid_order(*, event: Event, ticket_type: TicketType, quantity: int, buyer_na
     order.refresh_from_db()
     assert order.status == Order.Status.PAID, order.status
     return order
+
+
+def pending_change_request(guest: Guest, message: str) -> ChangeRequest:
+    """A guest's open request, as rsvp.services.change_request_create stores it after the deadline."""
+    return ChangeRequest.objects.create(
+        tenant_id=guest.tenant_id, event_id=guest.event_id, guest=guest, proposed={"attending": False}, message=message
+    )
 
 
 def build_world() -> World:
@@ -436,6 +469,8 @@ def build_world() -> World:
         draft_type_a=draft_type_a,
         order_a=order_a,
         tickets_a=list(Ticket.objects.filter(order_id=order_a.pk).order_by("seat")),
+        change_request_a=pending_change_request(anna, "Quokka laryngitis, terribly sorry"),
+        change_request_a2=pending_change_request(sibling_guest, "Platypus paddling accident"),
         tenant_b=tenant_b,
         owner_b=owner_b,
         event_b=event_b,
@@ -444,6 +479,7 @@ def build_world() -> World:
         type_b=type_b,
         order_b=order_b,
         tickets_b=list(Ticket.objects.filter(order_id=order_b.pk).order_by("seat")),
+        change_request_b=pending_change_request(guest_b, "Rival regrets"),
     )
     world.tokens = {
         "anonymous": None,
@@ -490,11 +526,12 @@ def db_snapshot() -> dict:
         "orders": _rows(Order),
         "tickets": _rows(Ticket),
         "ledger": _rows(LedgerEntry),
+        "change_requests": _rows(ChangeRequest),
         "audit_log_count": AuditLog.objects.count(),
     }
 
 
-TENANT_TABLES = ("memberships", "events", "guests", "ticket_types", "orders", "tickets", "ledger")
+TENANT_TABLES = ("memberships", "events", "guests", "ticket_types", "orders", "tickets", "ledger", "change_requests")
 
 
 def snapshot_of_tenant(snapshot: dict, tenant_id) -> dict:

@@ -16,6 +16,7 @@ from django.utils import timezone
 from events import services
 from events.models import Event
 from guests.models import Guest
+from guests.selectors import question_report
 from tenants.models import AuditLog
 from tests.api.organizer_fixtures import (  # noqa: F401
     admin_api,
@@ -389,9 +390,51 @@ def test_dietary_report_groups_coming_guests_by_need(viewer_api, event):
 
     assert response.status_code == 200
     report = response.json()
-    assert [(entry["dietary"], entry["head_count"]) for entry in report] == [("Vegan", 3), ("No nuts", 1)]
+    assert [(entry["dietary"], entry["persons"], entry["with_others"]) for entry in report] == [
+        ("Vegan", 2, 1),
+        ("No nuts", 1, 0),
+    ]
     assert {g["id"] for g in report[0]["guests"]} == {str(anna.pk), str(ben.pk)}
     assert set(report[0]["guests"][0]) == {"id", "first_name", "last_name", "num_guests", "group_id"}
+
+
+def test_question_report_counts_coming_persons_per_answer(viewer_api, event):
+    Event.objects.filter(pk=event.pk).update(
+        questions=[
+            {"key": "meal", "label": "Main course", "choices": ["Fish", "Meat", "Vegetarian"]},
+            {"key": "song", "label": "Song", "choices": []},
+        ]
+    )
+    for meal, song in [("Vegetarian", "Abba"), ("Vegetarian", " abba "), ("Vegetarian", ""), ("Fish", "Queen")]:
+        GuestFactory(event=event, status=Guest.Status.COMING, answers={"meal": meal, "song": song})
+    GuestFactory(event=event, status=Guest.Status.COMING)  # answered nothing
+    GuestFactory(event=event, status=Guest.Status.DECLINED, answers={"meal": "Meat"})
+    GuestFactory(event=event, answers={"meal": "Meat", "gone": "question removed"})  # pending
+    GuestFactory(status=Guest.Status.COMING, answers={"meal": "Meat"})  # another organization's event
+
+    response = viewer_api.get(event_url(event, "/questions"))
+
+    assert response.status_code == 200, response.content
+    meal, song = response.json()
+    assert (meal["key"], meal["label"], meal["has_choices"]) == ("meal", "Main course", True)
+    assert meal["answers"] == [
+        {"answer": "Fish", "count": 1},
+        {"answer": "Meat", "count": 0},
+        {"answer": "Vegetarian", "count": 3},
+    ]
+    assert (meal["answered"], meal["unanswered"]) == (4, 1)
+    assert song["answers"] == [{"answer": "Abba", "count": 2}, {"answer": "Queen", "count": 1}]
+    assert (song["answered"], song["unanswered"]) == (3, 2)
+
+
+def test_question_report_costs_one_query_whatever_the_guests(viewer_api, event, django_assert_max_num_queries):
+    Event.objects.filter(pk=event.pk).update(questions=[{"key": "meal", "label": "Meal", "choices": ["Fish"]}])
+    GuestFactory.create_batch(30, event=event, status=Guest.Status.COMING, answers={"meal": "Fish"})
+    event.refresh_from_db()
+    with django_assert_max_num_queries(1):
+        report = question_report(event=event)
+
+    assert report[0]["answers"] == [{"answer": "Fish", "count": 30}]
 
 
 def test_activity_sorts_filters_and_pages(viewer_api, event):

@@ -48,7 +48,16 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from tests.api.sweep_fixtures import GUEST, ORGANIZER, PUBLIC, api_schema, build_world, classify, operations
+from tests.api.sweep_fixtures import (
+    GUEST,
+    ORGANIZER,
+    PUBLIC,
+    api_schema,
+    build_world,
+    classify,
+    operations,
+    prepare,
+)
 
 # Examples per operation and generation mode: with 22 operations, 25 keeps the file at
 # about a minute on two cores. FUZZ_EXAMPLES=200 searches deeper (about 5 minutes).
@@ -183,6 +192,7 @@ def test_fuzz_operation(op, world, wsgi_in_test_transaction, server_tracebacks):
         pytest.fail(f"{op.label}: cannot tell who may call it (see test_every_operation_is_swept)")
     operation = loaded_schema()[op.path][op.method]
     token = world.tokens[CALLER[classify(op)]]
+    prepare(op, world)  # e.g. answers closed, so that a change request can be asked for
     calls: dict[int, int] = {}
     for mode in _modes(operation):
         fuzz(

@@ -307,42 +307,47 @@ def test_decline_marks_only_the_guest(client, token, anna, lisa):
     assert AuditLog.objects.filter(action="rsvp.declined", object_id=anna.pk).count() == 1
 
 
-def test_the_households_number_marks_the_whole_group_coming(client, token, anna, lisa):
+def test_the_households_number_marks_everyone_coming_each_with_their_own_count(client, token, anna, lisa):
     response = _put(client, token, {"attending": True, "num_guests": 2, "answers": {"meal": "Meat", "song": "Abba"}})
 
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["guest"]["status"] == "coming"
-    assert body["guest"]["num_guests"] == 2
+    assert body["guest"]["num_guests"] == 1
+    assert body["guest"]["answered_by"] == "self"
     assert body["guest"]["answers"] == {"meal": "Meat", "song": "Abba"}
-    assert body["members"][0]["status"] == "coming"
-    assert _statuses(anna, lisa) == {"Anna": ("coming", 2), "Lisa": ("coming", 0)}
-    assert Guest.objects.get(pk=anna.pk).answers == {"meal": "Meat", "song": "Abba"}
+    assert (body["members"][0]["status"], body["members"][0]["num_guests"]) == ("coming", 1)
+    assert body["members"][0]["answered_by"] == "household"
+    assert body["members"][0]["answered_by_guest_id"] == str(anna.pk)
+    assert body["head_count"] == 2
+    assert _statuses(anna, lisa) == {"Anna": ("coming", 1), "Lisa": ("coming", 1)}
 
 
-def test_fewer_than_expected_asks_who_is_missing_then_saves_when_confirmed(client, token, anna, lisa):
+def test_fewer_than_expected_without_naming_anyone_is_a_409_never_saved_even_confirmed(client, token, anna, lisa):
     before = _household_state(anna, lisa)
 
-    asked = _put(client, token, {"attending": True, "num_guests": 1})
+    for confirmed in (False, True):
+        asked = _put(client, token, {"attending": True, "num_guests": 1, "confirmed": confirmed})
 
-    assert asked.status_code == 409, asked.content
-    body = asked.json()
-    assert body["code"] == "needs_confirmation"
-    assert body["reason"] == "fewer_than_expected"
-    assert body["expected"] == 2
-    assert body["answered"] == 1
-    assert [m["id"] for m in body["members"]] == [str(lisa.pk)]
-    assert body["members"][0]["first_name"] == "Lisa"
+        assert asked.status_code == 409, asked.content
+        body = asked.json()
+        assert body["code"] == "needs_confirmation"
+        assert body["reason"] == "fewer_than_expected"
+        assert (body["expected"], body["answered"], body["confirmable"]) == (2, 1, False)
+        assert [m["id"] for m in body["members"]] == [str(lisa.pk)]
+        assert body["members"][0]["first_name"] == "Lisa"
     assert _household_state(anna, lisa) == before
 
+
+def test_fewer_than_expected_saves_once_the_absent_member_is_named(client, token, anna, lisa):
     confirmed = _put(client, token, {"attending": True, "num_guests": 1, "absent": [str(lisa.pk)], "confirmed": True})
 
     assert confirmed.status_code == 200, confirmed.content
     assert confirmed.json()["guest"]["status"] == "coming"
     assert confirmed.json()["members"][0]["status"] == "declined"
     assert _statuses(anna, lisa) == {"Anna": ("coming", 1), "Lisa": ("declined", 0)}
-    entry = AuditLog.objects.get(action="rsvp.coming", object_id=anna.pk)
-    assert entry.data == {"num_guests": 1, "expected": 2, "absent": [str(lisa.pk)]}
+    entry = AuditLog.objects.get(action="rsvp.declined", object_id=lisa.pk)
+    assert (entry.actor_guest_id, entry.data["answered_by"]) == (anna.pk, "household")
 
 
 def test_more_than_expected_must_be_confirmed_then_saves(client, token, anna, lisa):
@@ -354,15 +359,108 @@ def test_more_than_expected_must_be_confirmed_then_saves(client, token, anna, li
     body = asked.json()
     assert body["code"] == "needs_confirmation"
     assert body["reason"] == "more_than_expected"
-    assert body["expected"] == 2
-    assert body["answered"] == 4
+    assert (body["expected"], body["answered"], body["confirmable"]) == (2, 4, True)
     assert [m["id"] for m in body["members"]] == [str(lisa.pk)]
+    assert [m["id"] for m in body["concerned"]] == [str(anna.pk)]
     assert _household_state(anna, lisa) == before
 
     confirmed = _put(client, token, {"attending": True, "num_guests": 4, "confirmed": True})
 
     assert confirmed.status_code == 200, confirmed.content
-    assert _statuses(anna, lisa) == {"Anna": ("coming", 4), "Lisa": ("coming", 0)}
+    assert _statuses(anna, lisa) == {"Anna": ("coming", 3), "Lisa": ("coming", 1)}
+
+
+# --- answering: a choice per member --------------------------------------------------------------------
+
+
+def test_a_choice_per_member_with_counts_and_details(client, token, anna, lisa):
+    body = {
+        "members": [
+            {"id": str(anna.pk), "attending": True, "num_guests": 2, "dietary": "Vegan", "answers": {"meal": "Fish"}},
+            {"id": str(lisa.pk), "attending": False, "dietary": "Coeliac"},
+        ],
+        "confirmed": True,
+    }
+
+    response = _put(client, token, body)
+
+    assert response.status_code == 200, response.content
+    data = response.json()
+    assert (data["guest"]["num_guests"], data["guest"]["dietary"], data["guest"]["answers"]) == (
+        2,
+        "Vegan",
+        {"meal": "Fish"},
+    )
+    assert (data["members"][0]["status"], data["members"][0]["dietary"]) == ("declined", "Coeliac")
+    assert data["head_count"] == 2
+
+
+def test_a_choice_per_member_asks_before_naming_someone_absent(client, token, anna, lisa):
+    before = _household_state(anna, lisa)
+    members = [{"id": str(anna.pk), "attending": True, "num_guests": 1}, {"id": str(lisa.pk), "attending": False}]
+
+    asked = _put(client, token, {"members": members})
+
+    assert asked.status_code == 409, asked.content
+    body = asked.json()
+    assert (body["reason"], body["expected"], body["answered"], body["confirmable"]) == (
+        "fewer_than_expected",
+        2,
+        1,
+        True,
+    )
+    assert [m["id"] for m in body["concerned"]] == [str(lisa.pk)]
+    assert _household_state(anna, lisa) == before
+    assert _put(client, token, {"members": members, "confirmed": True}).status_code == 200
+    assert _statuses(anna, lisa) == {"Anna": ("coming", 1), "Lisa": ("declined", 0)}
+
+
+def test_another_members_own_decline_changes_only_with_confirmation(client, token, anna, lisa):
+    lisa_token = _login(client, lisa.code, "Müller").json()["access"]
+    assert _put(client, lisa_token, {"attending": False}).status_code == 200
+    members = [{"id": str(lisa.pk), "attending": True, "num_guests": 1}]
+
+    asked = _put(client, token, {"members": members})
+
+    assert asked.status_code == 409
+    assert asked.json()["reason"] == "overrides_decline"
+    assert [m["id"] for m in asked.json()["declined_members"]] == [str(lisa.pk)]
+    assert _statuses(lisa) == {"Lisa": ("declined", 0)}
+    assert _put(client, token, {"members": members, "confirmed": True}).status_code == 200
+    assert _statuses(lisa) == {"Lisa": ("coming", 1)}
+
+
+@pytest.mark.parametrize(
+    ("members", "field"),
+    [
+        ([], "members"),
+        ([{"id": "not-a-uuid", "attending": True}], "members"),
+        ([{"attending": True}], "members"),
+        ([{"id": "LISA", "attending": True, "status": "coming"}], "members"),
+        ([{"id": "LISA", "attending": True, "num_guests": 51}], "members"),
+        ([{"id": "LISA", "attending": False, "num_guests": 2}], "members"),
+        ([{"id": "LISA", "attending": True}, {"id": "LISA", "attending": False}], "members"),
+        ([{"id": "STRANGER", "attending": True}], "members"),
+    ],
+)
+def test_malformed_per_member_bodies_are_a_400_and_change_nothing(client, token, anna, lisa, event, members, field):
+    stranger = GuestFactory(event=event, first_name="Stranger")
+    ids = {"LISA": str(lisa.pk), "STRANGER": str(stranger.pk)}
+    members = [{**m, "id": ids.get(m["id"], m["id"])} if "id" in m else m for m in members]
+    before = _household_state(anna, lisa, stranger)
+
+    response = _put(client, token, {"members": members, "confirmed": True})
+
+    assert response.status_code == 400, response.content
+    assert field in response.json()["errors"]
+    assert _household_state(anna, lisa, stranger) == before
+
+
+def test_the_two_shapes_cannot_be_mixed(client, token, anna, lisa):
+    response = _put(client, token, {"members": [{"id": str(anna.pk), "attending": True}], "attending": True})
+
+    assert response.status_code == 400
+    assert "attending" in response.json()["errors"]
 
 
 def test_a_guest_without_a_group_answers_for_themselves(client, event):
@@ -514,7 +612,7 @@ def test_the_whole_flow_through_http(client, anna, lisa):
     assert invitation["expected_total"] == 2
 
     asked = _put(client, token, {"attending": True, "num_guests": 1})
-    assert asked.status_code == 409
+    assert asked.status_code == 409 and asked.json()["confirmable"] is False
     missing = [m["id"] for m in asked.json()["members"]]
 
     answer = {"attending": True, "num_guests": 1, "absent": missing, "confirmed": True, "answers": {"meal": "Fish"}}

@@ -47,6 +47,7 @@ from tests.api.sweep_fixtures import (
     ID_PARAMS,
     INVALID_BODY,
     ORGANIZER,
+    PREPARE,
     PUBLIC,
     VALID_BODIES,
     Operation,
@@ -57,6 +58,7 @@ from tests.api.sweep_fixtures import (
     example_body,
     example_value,
     operations,
+    prepare,
     reads_tokens,
     snapshot_diff,
     snapshot_of_tenant,
@@ -137,6 +139,7 @@ def _foreign_values(world) -> dict:
         "guest_id": [world.sibling_guest.pk, world.guest_b.pk],
         "ticket_type_id": [world.draft_type_a.pk, world.type_b.pk],
         "order_id": [world.order_b.pk],
+        "change_request_id": [world.change_request_a2.pk, world.change_request_b.pk],
     }
 
 
@@ -188,7 +191,7 @@ def test_every_operation_is_swept(client):
     schema_ops = {(op.method, op.path) for op in OPERATIONS}
     for route in sorted(_api_routes() - schema_ops):
         problems.append(f"{route[0]} {route[1]}: routed under /api/v1/ but missing from the OpenAPI schema")
-    for name, table in [("VALID_BODIES", VALID_BODIES), ("FOREIGN_BODIES", FOREIGN_BODIES)]:
+    for name, table in [("VALID_BODIES", VALID_BODIES), ("FOREIGN_BODIES", FOREIGN_BODIES), ("PREPARE", PREPARE)]:
         if stale := set(table) - {op.operation_id for op in OPERATIONS}:
             problems.append(f"{name} names operations that no longer exist: {sorted(stale)}")
     assert not problems, "\n".join(problems)
@@ -209,6 +212,7 @@ def test_every_operation_is_swept(client):
 
 @pytest.mark.parametrize("op", _params(ORGANIZER))
 def test_organizer_operation_refuses_everyone_outside_organization_a(world, op):
+    prepare(op, world)
     sweep = Sweep(world)
     values_a = world.values_a
     callers = [
@@ -259,6 +263,7 @@ def _rightful_params():
 @pytest.mark.parametrize(("op", "who"), _rightful_params())
 def test_organization_a_itself_gets_through(world, op, who):
     """The positive control: the same calls succeed for A's owner (and A's viewer and door staff, for reads)."""
+    prepare(op, world)
     values = world.values_a
     body = example_body(op, world, values)
     before = db_snapshot()
@@ -291,6 +296,7 @@ def test_organization_a_itself_gets_through(world, op, who):
 )
 def test_ids_of_organization_a_in_a_body_change_nothing_of_a(world, op):
     """B's owner on B's own objects, with A's guest ids (or A's ticket codes) in the body: A is untouched."""
+    prepare(op, world)
     values_b = world.values_b
     if op.operation_id in FOREIGN_BODIES:
         body = FOREIGN_BODIES[op.operation_id](world)
@@ -309,6 +315,7 @@ def test_ids_of_organization_a_in_a_body_change_nothing_of_a(world, op):
 
 @pytest.mark.parametrize("op", _params(GUEST))
 def test_guest_operation_refuses_organizers_and_anonymous(world, op):
+    prepare(op, world)
     sweep = Sweep(world)
     for label, body in _bodies(op, world, {}):
         for who, expected in [("anonymous", 401), ("owner_a", 403), ("viewer_a", 403), ("owner_b", 403)]:
@@ -319,6 +326,7 @@ def test_guest_operation_refuses_organizers_and_anonymous(world, op):
 @pytest.mark.parametrize("op", _params(GUEST))
 def test_guest_of_another_event_sees_and_changes_only_their_own(world, op):
     """Another event's guest gets their own invitation; A's ids in the body (if it takes ids) change nothing of A."""
+    prepare(op, world)
     event_a = world.event_a.pk
 
     def event_a_rows(snapshot):
@@ -344,7 +352,7 @@ def test_guest_of_another_event_sees_and_changes_only_their_own(world, op):
             # A's other event is A's data too, but only its own guest may show.
             allowed = (
                 {world.sibling_guest.first_name, world.sibling_guest.last_name, world.sibling_guest.code}
-                | {world.event_a2.name, world.sibling_guest.email}
+                | {world.event_a2.name, world.sibling_guest.email, world.change_request_a2.message}
                 if who == "guest_a_other_event"
                 else set()
             )
@@ -362,6 +370,7 @@ def _all_booleans(value, flag: bool):
 
 @pytest.mark.parametrize("op", _params(GUEST))
 def test_guest_operation_positive_control(world, op):
+    prepare(op, world)
     response = call(op, {}, world.tokens["guest_a"], example_body(op, world, {}))
     assert 200 <= response.status_code < 300, _describe(response)
 

@@ -52,8 +52,10 @@ def test_guest_answers_for_household_and_organizer_sees_it(live_server, scenario
     expect(household).to_contain_text("Anna Müller")
     expect(household).to_contain_text("Lisa Müller")
 
-    page.get_by_label("Yes, we are coming").check()
-    page.get_by_label("How many people are coming, you included?").fill("1")
+    page.get_by_role("group", name="Anna Müller (you)").get_by_label("Coming", exact=True).check()
+    lisa_row = page.get_by_role("group", name="Lisa Müller")
+    lisa_row.get_by_label("Not coming", exact=True).check()
+    expect(page.locator("output[data-total]")).to_have_text("1")
     page.get_by_role("button", name="Send my answer").click()
 
     confirmation = page.get_by_test_id("confirmation")
@@ -65,12 +67,11 @@ def test_guest_answers_for_household_and_organizer_sees_it(live_server, scenario
     assert_fits_phone_width(page)
     screenshot(page, "rsvp-confirmation")
 
-    confirmation.get_by_label("Lisa Müller").check()
     confirmation.get_by_role("button", name="Confirm: 1 person is coming").click()
 
     expect(page).to_have_url(re.compile(r"/rsvp/answer/$"))
     expect(page.get_by_role("status").filter(has_text="Thank you! Your answer is saved.")).to_be_visible()
-    expect(page.get_by_test_id("current-answer")).to_contain_text("Coming")
+    expect(page.get_by_test_id("current-answer")).to_contain_text("Coming: 1 person")
     screenshot(page, "rsvp-thank-you")
 
     anna.refresh_from_db()

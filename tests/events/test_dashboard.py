@@ -5,14 +5,15 @@ import re
 import uuid
 
 import pytest
-from django.db import connection
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
 from guests.models import Guest
 from guests.selectors import dietary_report, event_stats
-from rsvp.services import rsvp_submit
+from rsvp.services import HouseholdAnswer, rsvp_submit
 from tests.factories import EventFactory, GuestFactory
 
 COMING, DECLINED, PENDING = Guest.Status.COMING, Guest.Status.DECLINED, Guest.Status.PENDING
@@ -35,7 +36,7 @@ def mixed(tenant, event):
             dietary="Vegan", group_id=group, last_login_at=now, invited_at=now,
         ),
         "ben": GuestFactory(
-            event=event, first_name="Ben", last_name="Alpha", status=COMING, num_guests=0, group_id=group,
+            event=event, first_name="Ben", last_name="Alpha", status=COMING, num_guests=1, group_id=group,
             last_login_at=now,
         ),
         "cara": GuestFactory(event=event, first_name="Cara", last_name="Cole", status=DECLINED, dietary="Nuts"),
@@ -57,7 +58,7 @@ EXPECTED_STATS = {
     "pending": 1,
     "never_logged_in": 2,
     "invitations_sent": 1,
-    "head_count": 3,
+    "head_count": 4,
     "expected_head_count": 8,
     "dietary_needs": 2,
 }
@@ -79,13 +80,25 @@ def test_event_stats_of_an_event_without_guests_are_zero(event, django_assert_nu
 
 def test_head_count_only_counts_coming_guests(event):
     GuestFactory(event=event, status=COMING, num_guests=2)
-    GuestFactory(event=event, status=DECLINED, num_guests=4)  # e.g. a stale number from an import
-    GuestFactory(event=event, status=PENDING, num_guests=3)
+    GuestFactory(event=event, status=DECLINED)
+    GuestFactory(event=event, status=PENDING, expected_guests=3)
 
     stats = event_stats(event=event)
 
     assert stats["head_count"] == 2
-    assert stats["expected_head_count"] == 3
+    assert stats["expected_head_count"] == 5
+
+
+@pytest.mark.parametrize(("status", "num_guests"), [(COMING, 0), (DECLINED, 4), (PENDING, 3)])
+def test_a_count_that_contradicts_the_status_is_refused(event, status, num_guests):
+    """coming <=> num_guests >= 1: the model's clean() on every database, a check constraint on SQL ones."""
+    guest = GuestFactory.build(event=event, tenant=event.tenant, status=status, num_guests=num_guests)
+
+    with pytest.raises(ValidationError) as error:
+        guest.full_clean()
+    assert "num_guests" in error.value.message_dict
+    with pytest.raises(IntegrityError), transaction.atomic():
+        guest.save()
 
 
 def test_event_stats_follow_real_answers(event, household):
@@ -93,7 +106,8 @@ def test_event_stats_follow_real_answers(event, household):
     Guest.objects.filter(pk=anna.pk).update(expected_guests=2)
     anna = Guest.objects.select_related("event", "tenant").get(pk=anna.pk)
 
-    rsvp_submit(guest=anna, attending=True, num_guests=2, absent_member_ids=[lisa.pk], confirmed=True, dietary="Fish")
+    answer = HouseholdAnswer(attending=True, num_guests=2, absent=(lisa.pk,), confirmed=True, dietary="Fish")
+    rsvp_submit(guest=anna, answer=answer)
 
     stats = event_stats(event=event)
     assert (stats["coming"], stats["declined"], stats["pending"]) == (1, 1, 0)
@@ -156,7 +170,7 @@ def test_events_list_shows_headline_numbers_per_event(owner_client, tenant, even
 
     page = response.content.decode()
     # invited, coming, declined, pending, head count are the last five cells
-    assert _row(page, event.name)[-5:] == ["5", "3", "1", "1", "3"]
+    assert _row(page, event.name)[-5:] == ["5", "3", "1", "1", "4"]
     assert _row(page, empty.name)[-5:] == ["0", "0", "0", "0", "0"]
     numbers = {e.pk: e.numbers for e in response.context["events"]}
     assert numbers[event.pk]["expected_head_count"] == 8
@@ -207,21 +221,21 @@ def test_dietary_report_groups_coming_guests_needs(event, mixed):
     assert [entry["dietary"].casefold() for entry in report] == ["vegan"]
     vegan = report[0]
     assert sorted(g["first_name"] for g in vegan["guests"]) == ["Anna", "Emil"]
-    assert vegan["head_count"] == 3  # Anna answered for 2, Emil for 1
+    assert (vegan["persons"], vegan["with_others"]) == (2, 1)  # Anna and Emil; Anna brings one more
 
 
-def test_dietary_report_orders_by_head_count_and_counts_members_at_least_once(event):
+def test_dietary_report_counts_persons_most_first(event):
     GuestFactory(event=event, first_name="Gus", status=COMING, num_guests=1, dietary="Gluten free")
-    GuestFactory(event=event, first_name="Gil", status=COMING, num_guests=0, dietary="GLUTEN  FREE")
+    GuestFactory(event=event, first_name="Gil", status=COMING, num_guests=3, dietary="GLUTEN  FREE")
     GuestFactory(event=event, first_name="Gwen", status=COMING, num_guests=1, dietary="gluten free")
     GuestFactory(event=event, first_name="Lou", status=COMING, num_guests=1, dietary="Lactose")
     GuestFactory(event=event, first_name="Pia", status=PENDING, dietary="Lactose")
 
     report = dietary_report(event=event)
 
-    assert [(e["dietary"].casefold().replace("  ", " "), e["head_count"]) for e in report] == [
-        ("gluten free", 3),
-        ("lactose", 1),
+    assert [(e["dietary"].casefold().replace("  ", " "), e["persons"], e["with_others"]) for e in report] == [
+        ("gluten free", 3, 2),
+        ("lactose", 1, 0),
     ]
     assert sorted(g["first_name"] for g in report[0]["guests"]) == ["Gil", "Gus", "Gwen"]
 
@@ -231,8 +245,9 @@ def test_dietary_report_page_shows_needs_names_and_head_counts(owner_client, ten
 
     assert response.status_code == 200
     page = response.content.decode()
-    assert re.search(r"<h3>vegan <small[^>]*>· 3 people</small></h3>", page, re.I)
-    assert "Anna Alpha (answered for 2)" in page
+    assert re.search(r"<h3>vegan <small[^>]*>· <span data-persons>2 people</span>", page, re.I)
+    assert "(+1 coming with them without a code)" in page
+    assert "Anna Alpha (with 1 more)" in page
     assert "Emil Eng" in page
     assert "Nuts" not in page  # Cara declined
     assert "Halal" not in page  # Dora has not answered

@@ -10,9 +10,10 @@ from django.urls import reverse
 from events.models import Event
 from events.services import event_archive, event_create, event_update, questions_from_text
 from guests.models import Guest
-from rsvp.services import RsvpClosed, guest_authenticate, rsvp_submit
+from rsvp.services import HouseholdAnswer, RsvpClosed, guest_authenticate, rsvp_submit
 from tenants.models import AuditLog, Role
 from tests.factories import EventFactory, GuestFactory, TenantFactory
+from tests.rsvp.household_form import household_post, row
 
 UTC = dt.UTC
 
@@ -296,7 +297,7 @@ def test_archived_event_guests_can_no_longer_answer(tenant, event, owner, househ
     assert guest_authenticate(code=anna.code, last_name="Müller") is None
     anna = Guest.objects.select_related("event", "tenant").get(pk=anna.pk)
     with pytest.raises(RsvpClosed):
-        rsvp_submit(guest=anna, attending=True, num_guests=2)
+        rsvp_submit(guest=anna, answer=HouseholdAnswer(attending=True, num_guests=2))
     assert Guest.objects.get(pk=anna.pk).status == Guest.Status.PENDING
 
 
@@ -310,7 +311,7 @@ def test_archived_event_guest_page_is_closed(owner_client, tenant, event, househ
 
     assert archive.status_code == 302
     assert guest_client.get("/rsvp/answer/")["Location"] == "/rsvp/"
-    assert guest_client.post("/rsvp/answer/", {"attending": "no"})["Location"] == "/rsvp/"
+    assert guest_client.post("/rsvp/answer/", household_post(row("no"), row("later")))["Location"] == "/rsvp/"
     assert guest_client.post("/rsvp/", {"code": anna.code, "last_name": "Müller"}).status_code == 400
     assert Guest.objects.get(pk=anna.pk).status == Guest.Status.PENDING
 

@@ -4,6 +4,7 @@ import factory
 from django.utils import timezone
 
 from events.models import Event, TicketType
+from guests.codes import generate_code, search_key
 from guests.models import Guest
 from tenants.models import Membership, Role, Tenant, User
 
@@ -67,6 +68,14 @@ class GuestFactory(factory.django.DjangoModelFactory):
     first_name = factory.Sequence(lambda n: f"Guest{n}")
     last_name = "Doe"
     expected_guests = 1
+    code = factory.LazyFunction(generate_code)
+    status = Guest.Status.PENDING
+    # A coming guest counts their invitation's people unless a test says otherwise (coming <=> at least 1).
+    num_guests = factory.LazyAttribute(lambda g: g.expected_guests if g.status == Guest.Status.COMING else 0)
+    # What guests.services keeps on every write path.
+    search_key = factory.LazyAttribute(
+        lambda g: search_key(first_name=g.first_name, last_name=g.last_name, code=g.code)
+    )
 
 
 class TicketedEventFactory(EventFactory):

@@ -17,6 +17,7 @@ from guests.activity import ActivityEvent, activity_flush, track_activity
 from guests.models import Guest, GuestActivity
 from guests.services import guest_activity_record_batch
 from tests.factories import GuestFactory
+from tests.rsvp.household_form import household_post, row
 from tests.support.backends import ON_COMMIT_AT_ONCE, statements
 from tests.support.celery import celery_config
 
@@ -366,7 +367,7 @@ def test_guest_pages_and_api_track_their_kinds(client, household, django_capture
     with django_capture_on_commit_callbacks(execute=True):
         client.post("/rsvp/", {"code": anna.code, "last_name": "Müller"})
         client.get("/rsvp/answer/")
-        client.post("/rsvp/answer/", {"attending": "no"})
+        client.post("/rsvp/answer/", household_post(row("no"), row("later")))
         token = client.post(
             "/api/v1/auth/guest-login", {"code": anna.code, "last_name": "Müller"}, content_type="application/json"
         ).json()["access"]

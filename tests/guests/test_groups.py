@@ -36,9 +36,10 @@ def test_connect_puts_the_selected_guests_in_one_new_group_with_one_update(event
     bystander = GuestFactory(event=event)
 
     with CaptureQueriesContext(connection) as queries:
-        group_id = guest_group_connect(event=event, guest_ids=[a.pk, b.pk, c.pk], acting_user=owner)
+        group = guest_group_connect(event=event, guest_ids=[a.pk, b.pk, c.pk], acting_user=owner)
 
-    assert isinstance(group_id, uuid.UUID)
+    group_id = group.group_id
+    assert isinstance(group_id, uuid.UUID) and group.size == 3
     assert _group(a) == _group(b) == _group(c) == group_id
     assert _group(bystander) is None
     assert len(_guest_updates(queries)) == 1
@@ -50,8 +51,8 @@ def test_connect_puts_the_selected_guests_in_one_new_group_with_one_update(event
 def test_connect_query_count_does_not_grow_with_the_selection(event, owner, django_assert_num_queries):
     guests = GuestFactory.create_batch(12, event=event)
 
-    # read the selection, one update, one audit entry
-    with django_assert_num_queries(3):
+    # read the selection, one update, count the group, one audit entry
+    with django_assert_num_queries(4):
         guest_group_connect(event=event, guest_ids=[g.pk for g in guests], acting_user=owner)
 
     assert Guest.objects.filter(event=event).values("group_id").distinct().count() == 1
@@ -63,11 +64,31 @@ def test_connect_reuses_the_existing_group_id(event, household, owner):
     tom = GuestFactory(event=event, first_name="Tom", last_name="Müller")
     Guest.objects.filter(pk=tom.pk).update(created_at=anna.created_at.replace(year=anna.created_at.year - 1))
 
-    group_id = guest_group_connect(event=event, guest_ids=[tom.pk, lisa.pk], acting_user=owner)
+    group = guest_group_connect(event=event, guest_ids=[tom.pk, lisa.pk], acting_user=owner)
 
-    assert group_id == anna.group_id
+    assert (group.group_id, group.size) == (anna.group_id, 3)
     assert _group(tom) == _group(lisa) == _group(anna) == anna.group_id
     assert [m.pk for m in household_for(guest=Guest.objects.get(pk=anna.pk)).members] == [lisa.pk, tom.pk]
+
+
+def test_connect_merges_whole_households_and_keeps_every_members_answer(event, household, owner):
+    anna, lisa = household
+    Guest.objects.filter(pk=lisa.pk).update(status=Guest.Status.COMING, num_guests=2)
+    other_group = uuid.uuid4()
+    carmen = GuestFactory(event=event, first_name="Carmen", group_id=other_group)
+    pedro = GuestFactory(event=event, first_name="Pedro", group_id=other_group, status=Guest.Status.DECLINED)
+    bystander = GuestFactory(event=event, group_id=uuid.uuid4())
+
+    group = guest_group_connect(event=event, guest_ids=[anna.pk, carmen.pk], acting_user=owner)
+
+    assert group.size == 4
+    assert {_group(g) for g in (anna, lisa, carmen, pedro)} == {group.group_id}
+    assert _group(bystander) != group.group_id
+    members = household_for(guest=Guest.objects.get(pk=carmen.pk))
+    assert members.head_count == 2  # Lisa's own answer, nothing invented
+    assert Guest.objects.get(pk=pedro.pk).status == Guest.Status.DECLINED
+    entry = AuditLog.objects.get(action="guest.group_connected")
+    assert entry.data["size"] == 4 and entry.data["merged_groups"] == [str(other_group)]
 
 
 def test_connect_refuses_guests_of_another_event(event, tenant, owner):
@@ -160,6 +181,17 @@ def test_group_page_connects_the_selected_guests(owner_client, tenant, event):
     assert _group(a) is not None
     assert _group(a) == _group(b)
     assert "2 guests are now one group." in [m.message for m in get_messages(response.wsgi_request)]
+
+
+def test_group_message_counts_everyone_in_the_resulting_group(owner_client, tenant, event, household):
+    """Ana, already with Luis, grouped with Carmen: 3 guests are one group, not the 2 selected."""
+    ana, luis = household
+    carmen = GuestFactory(event=event, first_name="Carmen")
+
+    response = owner_client.post(_url("guests:group_connect", tenant, event), {"guests": [str(ana.pk), str(carmen.pk)]})
+
+    assert [m.message for m in get_messages(response.wsgi_request)] == ["3 guests are now one group."]
+    assert _group(luis) == _group(carmen) == ana.group_id
 
 
 def test_group_page_refuses_guests_from_another_event(owner_client, tenant, event):

@@ -172,6 +172,7 @@ def _populate(event, count):
                 last_name=f"Last{n:03d}",
                 group_id=uuid.uuid5(uuid.NAMESPACE_OID, f"{event.pk}-{n // 3}") if n % 9 < 3 else None,
                 status=[Guest.Status.PENDING, Guest.Status.COMING, Guest.Status.DECLINED][n % 3],
+                num_guests=1 if n % 3 == 1 else 0,
                 last_login_at=now if n % 2 else None,
             )
         )

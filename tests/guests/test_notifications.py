@@ -19,7 +19,7 @@ from guests.tasks import (
     guest_invitation_send_task,
     guest_reminders_send_task,
 )
-from rsvp.services import rsvp_submit
+from rsvp.services import HouseholdAnswer, rsvp_submit
 from tenants.models import Role
 from tests.factories import EventFactory, GuestFactory, MembershipFactory
 
@@ -134,20 +134,21 @@ def test_rsvp_confirmation_is_sent_after_the_answer_commits_and_says_what_and_fo
     anna.email = "anna@example.com"
 
     with django_capture_on_commit_callbacks(execute=True):
-        rsvp_submit(guest=anna, attending=True, num_guests=2)
+        rsvp_submit(guest=anna, answer=HouseholdAnswer(attending=True, num_guests=2))
 
     [message] = mail.outbox
     assert message.to == ["anna@example.com"]
-    assert "2 people" in message.body
-    assert "Lisa Müller: Coming" in message.body
-    assert "Lisa Müller: Coming" in _html(message)
+    assert "In total: 2 people." in message.body
+    assert "Anna Müller: coming, 1 person" in message.body
+    assert "Lisa Müller: coming, 1 person" in message.body
+    assert "Lisa Müller: coming, 1 person" in _html(message)
     assert GuestMessage.objects.get().kind == "confirmation"
 
 
 def test_no_confirmation_for_a_guest_without_email(event, household, django_capture_on_commit_callbacks):
     anna, _lisa = household
     with django_capture_on_commit_callbacks(execute=True):
-        rsvp_submit(guest=anna, attending=False)
+        rsvp_submit(guest=anna, answer=HouseholdAnswer(attending=False))
     assert mail.outbox == []
 
 

@@ -4,6 +4,7 @@ import pytest
 from django.core import mail
 
 from guests.models import Guest
+from tests.rsvp.household_form import household_post, row
 
 pytestmark = pytest.mark.django_db
 
@@ -19,10 +20,10 @@ def anna(household):
 def test_the_page_answer_is_confirmed_by_email(client, anna, django_capture_on_commit_callbacks):
     client.post("/rsvp/", {"code": anna.code, "last_name": anna.last_name})
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post("/rsvp/answer/", {"attending": "no"})
+        response = client.post("/rsvp/answer/", household_post(row("no"), row("later")))
     assert response.status_code == 302
     [message] = mail.outbox
-    assert message.to == ["anna@example.com"] and "You are not coming." in message.body
+    assert message.to == ["anna@example.com"] and "Anna Müller: Declined" in message.body
 
 
 def test_the_api_answer_is_confirmed_by_email(client, anna, django_capture_on_commit_callbacks):
@@ -39,11 +40,12 @@ def test_the_api_answer_is_confirmed_by_email(client, anna, django_capture_on_co
         )
     assert response.status_code == 200, response.content
     [message] = mail.outbox
-    assert "2 people" in message.body and "Lisa Müller: Coming" in message.body
+    assert "In total: 2 people." in message.body and "Lisa Müller: coming, 1 person" in message.body
 
 
 def test_a_refused_answer_sends_nothing(client, anna, event, django_capture_on_commit_callbacks):
     client.post("/rsvp/", {"code": anna.code, "last_name": anna.last_name})
     with django_capture_on_commit_callbacks(execute=True):
-        client.post("/rsvp/answer/", {"attending": "yes", "num_guests": "1"})  # fewer than expected: asks first
+        # fewer than expected: asks first
+        client.post("/rsvp/answer/", household_post(row("yes", 1), row("no")))
     assert mail.outbox == []

@@ -12,6 +12,7 @@ from guests.models import Guest
 from guests.services import guest_code_regenerate
 from rsvp.views import SESSION_CODE, SESSION_GUEST
 from tests.factories import GuestFactory
+from tests.rsvp.household_form import household_post, row
 
 LOGIN_URL = "/rsvp/"
 ANSWER_URL = "/rsvp/answer/"
@@ -233,7 +234,7 @@ def test_regenerated_code_logs_the_guest_out_at_once(client, owner, anna):
     assert response.status_code == 302
     assert response["Location"] == LOGIN_URL
     # POSTing an answer with the stale session changes nothing either.
-    client.post(ANSWER_URL, {"attending": "no"})
+    client.post(ANSWER_URL, household_post(row("no"), row("later")))
     assert Guest.objects.get(pk=anna.pk).status == Guest.Status.PENDING
 
 
@@ -282,6 +283,6 @@ def test_archiving_logs_out_a_guest_who_is_already_in(client, event, anna):
 
     assert response.status_code == 302
     assert response["Location"] == LOGIN_URL
-    client.post(ANSWER_URL, {"attending": "yes", "num_guests": 2})
+    client.post(ANSWER_URL, household_post(row("yes", 1), row("yes", 1)))
     anna.refresh_from_db()
     assert anna.status == Guest.Status.PENDING

@@ -7,6 +7,7 @@ import pytest
 
 from guests import activity
 from guests.models import GuestActivity
+from tests.rsvp.household_form import household_post, row
 from tests.support.celery import celery_config
 
 CLOSED_PORT_BROKER = "redis://127.0.0.1:9/0"  # the discard port: nothing listens, connections are refused
@@ -33,7 +34,7 @@ def test_rsvp_page_and_login_answer_while_the_broker_is_down(
         with django_capture_on_commit_callbacks(execute=True):
             login = client.post("/rsvp/", {"code": anna.code, "last_name": "Müller"})
             page = client.get("/rsvp/answer/")
-            answer = client.post("/rsvp/answer/", {"attending": "no"})
+            answer = client.post("/rsvp/answer/", household_post(row("no"), row("later")))
 
     assert (login.status_code, page.status_code, answer.status_code) == (302, 200, 302)
     assert not GuestActivity.objects.exists()  # the events are lost, which is accepted

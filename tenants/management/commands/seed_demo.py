@@ -81,6 +81,8 @@ LAST_NAMES = [
     "Andersen",
     "Costa",
     "Weber",
+    "Pérez",
+    "Álvarez",
 ]
 
 
@@ -233,8 +235,8 @@ class Command(BaseCommand):
         for household_index, size in enumerate(sizes):
             last_name = LAST_NAMES[household_index % len(LAST_NAMES)]
             members = []
-            for member_index in range(size):
-                first_name = rng.choice(FIRST_NAMES)
+            # No two members of a household share a first name: the household form tells them apart by it.
+            for member_index, first_name in enumerate(rng.sample(FIRST_NAMES, size)):
                 # example.com addresses: invitations and confirmations appear on the console in development.
                 email = f"{slugify(first_name)}.{slugify(last_name)}.{household_index}{member_index}@example.com"
                 members.append(

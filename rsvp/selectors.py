@@ -1,0 +1,42 @@
+"""Reads of the guest's side: change requests. Every one is scoped by tenant and event."""
+
+from django.shortcuts import get_object_or_404
+
+from rsvp.models import ChangeRequest
+
+
+def _of_event(event):
+    return ChangeRequest.objects.filter(tenant_id=event.tenant_id, event_id=event.pk)
+
+
+def change_request_list(*, event, status: str = ""):
+    """The event's change requests (pending ones oldest first, as a to-do list; others newest first)."""
+    requests = _of_event(event).select_related("guest")
+    if status:
+        requests = requests.filter(status=status)
+    if status == ChangeRequest.Status.PENDING:
+        return requests.order_by("created_at", "pk")
+    return requests.order_by("-created_at", "pk")
+
+
+def change_requests_pending(*, event, limit: int = 50) -> list[ChangeRequest]:
+    """The requests waiting for the organizer, oldest first (index changerequest_event_status)."""
+    return list(change_request_list(event=event, status=ChangeRequest.Status.PENDING)[:limit])
+
+
+def change_requests_pending_count(*, event) -> int:
+    return _of_event(event).filter(status=ChangeRequest.Status.PENDING).count()
+
+
+def change_request_get(*, event, request_id) -> ChangeRequest:
+    """One of the event's requests, or 404 (another event's or organization's request does not exist here)."""
+    return get_object_or_404(_of_event(event).select_related("guest", "guest__event", "guest__tenant"), pk=request_id)
+
+
+def change_request_latest(*, guest) -> ChangeRequest | None:
+    """The guest's most recent request (index changerequest_event_guest)."""
+    return (
+        ChangeRequest.objects.filter(tenant_id=guest.tenant_id, event_id=guest.event_id, guest_id=guest.pk)
+        .order_by("-created_at", "pk")
+        .first()
+    )
