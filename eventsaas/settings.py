@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_guid",
+    "eventsaas",
     "tenants",
     "events",
     "guests",
