@@ -72,6 +72,12 @@ WRITE_CONFLICT = mongo_differs(
     "with WriteConflict (code 112, TransientTransactionError); SQL waits for the other transaction"
 )
 
+#: Check constraints are SQL-only second guards: the rule itself lives in the
+#: model's clean() and in the services' conditional writes.
+NO_CHECK_CONSTRAINTS = mongo_differs(
+    "CheckConstraint is not enforced (models.W027): clean() and the services hold the rule, not the database"
+)
+
 #: There is no SQL to run: the backend's cursor() is a stub.
 NO_SQL = mongo_differs("no SQL at all: connection.cursor() is a stub, so raw SQL cannot even be tried")
 
