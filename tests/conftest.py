@@ -9,6 +9,12 @@ from tests.factories import EventFactory, GuestFactory, MembershipFactory, Tenan
 from tests.support import mongo_shadow
 from tests.support.backends import ON_MONGODB
 
+if ON_MONGODB:
+    from tests.support import mongo_flush
+
+    # Before any client exists: its listener must see every write (tests/support/mongo_flush.py).
+    mongo_flush.install()
+
 PASSWORD = "correct horse battery"
 
 # `fake_stripe`: the real stripe SDK pointed at a local Stripe API server.
