@@ -19,6 +19,7 @@ from django.db.migrations.recorder import MigrationRecorder
 from django.http import JsonResponse
 
 from eventsaas.broker import is_folder_broker
+from eventsaas.maintenance import maintenance_is_on
 
 logger = logging.getLogger(__name__)
 
@@ -99,7 +100,8 @@ class HealthCheckMiddleware:
         if request.path == "/readyz":
             checks = readiness()
             ready = all(result == "ok" for result in checks.values())
-            return JsonResponse(
-                {"status": "ready" if ready else "unavailable", "checks": checks}, status=200 if ready else 503
-            )
+            body = {"status": "ready" if ready else "unavailable", "checks": checks}
+            # Still ready: reads are served; a load balancer keeps sending them (eventsaas/maintenance.py).
+            body["maintenance"] = maintenance_is_on()
+            return JsonResponse(body, status=200 if ready else 503)
         return self.get_response(request)

@@ -71,6 +71,8 @@ MIDDLEWARE = [
     "django_guid.middleware.guid_middleware",
     "eventsaas.logs.RequestLogMiddleware",
     "eventsaas.health.HealthCheckMiddleware",
+    # Before anything that writes (sessions, logins, views): maintenance refuses writes (eventsaas/maintenance.py).
+    "eventsaas.maintenance.MaintenanceMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "eventsaas.middleware.PermissionsPolicyMiddleware",
@@ -515,6 +517,13 @@ DJANGO_GUID = {
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 GUEST_LIST_PAGE_SIZE = 50
+
+# Maintenance (eventsaas/maintenance.py, `manage.py maintenance on|off`): writes are refused while
+# MAINTENANCE_MODE=1 or while the flag file exists; the file reaches every running process at once.
+MAINTENANCE_MODE = env_bool("MAINTENANCE_MODE", False)
+MAINTENANCE_FLAG_FILE = env_str("MAINTENANCE_FLAG_FILE", str(BASE_DIR / "var" / "maintenance"))
+# Retry-After of the 503 answers, and how long a task waits before it tries again.
+MAINTENANCE_RETRY_SECONDS = env_int("MAINTENANCE_RETRY_SECONDS", 120)
 
 # --- API (DRF) and tokens -------------------------------------------------------
 REST_FRAMEWORK = {

@@ -15,6 +15,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     if key not in {"data_folder_in", "data_folder_out", "control_folder", "polling_interval"}
 }
 LANGUAGE_CODE = "en"
+# Each test process has its own switch: a developer's var/maintenance never reaches the suite.
+MAINTENANCE_FLAG_FILE = __import__("os").path.join(
+    __import__("tempfile").gettempdir(), f"eventsaas-test-maintenance-{__import__('os').getpid()}"
+)
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405

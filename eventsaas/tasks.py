@@ -15,13 +15,17 @@ share is here:
 import json
 import logging
 import smtplib
+import sys
 from functools import partial
 
 from celery import Task
 from celery.contrib.django.task import DjangoTask
+from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import InterfaceError, OperationalError, transaction
 from kombu.exceptions import OperationalError as BrokerOperationalError
+
+from eventsaas.maintenance import maintenance_is_on
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +74,13 @@ class BaseTask(DjangoTask):
     #: False for a periodic task whose next run is its retry: its failures are
     #: logged, not stored every few seconds.
     record_failure = True
+
+    def __call__(self, *args, **kwargs):
+        if maintenance_is_on():
+            # Nothing is written while the data moves to another database (eventsaas/maintenance.py):
+            # the task goes back to the broker and runs once maintenance is off, on the new database.
+            raise self.retry(countdown=settings.MAINTENANCE_RETRY_SECONDS, max_retries=sys.maxsize)
+        return super().__call__(*args, **kwargs)
 
     def on_failure(self, exc, task_id, args, kwargs, einfo):
         """Called once the task has failed for good (retries spent, or an error that is not retried)."""

@@ -31,6 +31,7 @@ from django.utils import timezone
 from django.utils.crypto import salted_hmac
 from kombu import Exchange, Queue
 
+from eventsaas.maintenance import maintenance_is_on
 from guests.models import GuestActivity
 
 logger = logging.getLogger(__name__)
@@ -111,7 +112,7 @@ def track_activity(*, guest, kind: str, request=None, actor_user=None, at=None) 
     `track_activity(guest=guest, kind=GuestActivity.Kind.API_CALL, request=request)`.
     It returns at once and never raises: tracking must not cost a guest their page.
     """
-    if not settings.ACTIVITY_TRACKING:
+    if not settings.ACTIVITY_TRACKING or maintenance_is_on():
         return
     try:
         event = ActivityEvent(
