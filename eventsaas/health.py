@@ -101,7 +101,8 @@ class HealthCheckMiddleware:
             checks = readiness()
             ready = all(result == "ok" for result in checks.values())
             body = {"status": "ready" if ready else "unavailable", "checks": checks}
-            # Still ready: reads are served; a load balancer keeps sending them (eventsaas/maintenance.py).
-            body["maintenance"] = maintenance_is_on()
+            if maintenance_is_on():
+                # Still ready: reads are served, so a load balancer keeps sending them (eventsaas/maintenance.py).
+                body["maintenance"] = True
             return JsonResponse(body, status=200 if ready else 503)
         return self.get_response(request)

@@ -19,6 +19,7 @@ from pathlib import Path
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 from django.template.loader import render_to_string
+from django.utils import translation
 from django.utils.translation import gettext as _
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -47,6 +48,11 @@ class MaintenanceMiddleware:
     def __call__(self, request):
         if request.method in SAFE_METHODS or not maintenance_is_on():
             return self.get_response(request)
+        # Before LocaleMiddleware, which runs only for requests that go on: the answer picks its own language.
+        with translation.override(translation.get_language_from_request(request)):
+            return self._refusal(request)
+
+    def _refusal(self, request):
         if request.path.startswith("/api/"):
             message = _("The site is in maintenance: nothing can be changed right now. Try again in a few minutes.")
             response = JsonResponse({"detail": message, "code": "maintenance"}, status=503)

@@ -76,7 +76,7 @@ class BaseTask(DjangoTask):
     record_failure = True
 
     def __call__(self, *args, **kwargs):
-        if maintenance_is_on():
+        if maintenance_is_on() and not self.request.is_eager:
             # Nothing is written while the data moves to another database (eventsaas/maintenance.py):
             # the task goes back to the broker and runs once maintenance is off, on the new database.
             raise self.retry(countdown=settings.MAINTENANCE_RETRY_SECONDS, max_retries=sys.maxsize)

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PASSED_ON = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "USER", "LOGNAME", "SHELL", "TERM"}
 
 
-SYSTEM_MARKERS = {"embedded": "EMBEDDED", "prodinstall": "PRODINSTALL"}
+SYSTEM_MARKERS = {"embedded": "EMBEDDED", "prodinstall": "PRODINSTALL", "dbmove": "DB_MOVE"}
 
 
 def pytest_collection_modifyitems(config, items):
