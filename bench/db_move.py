@@ -11,7 +11,8 @@ Not part of the test suite. In one run it:
 4. prints, for both moves, the rows copied, the wall time (migrate, copy, then verification of both sides),
    rows per second, the CPU time of the command and its writer (rows per CPU second does not depend on
    what else the machine is doing) and the peak resident memory (VmHWM) of the command and of its writer
-   process on the target, and the ratio of the peaks: bounded memory means the large move's peak is about the small one's.
+   process on the target, and the ratio of the peaks: bounded memory means the large move's peak is about
+   the small one's.
 
 Exit status 1 when a move fails or the large move's peak is over 500 MB. It creates the PostgreSQL databases
 (never one that already exists) and drops them at the end, with the SQLite file.
