@@ -140,31 +140,36 @@ class NaturalKeys:
     """pk <-> natural key of the small models that database-made keys point at (content types, groups...)."""
 
     def __init__(self):
-        self._by_model: dict[type[models.Model], dict] = {}
+        self._by_pk: dict[type[models.Model], dict] = {}
+        self._by_key: dict[type[models.Model], dict] = {}
 
     def forget(self, model) -> None:
-        self._by_model.pop(model, None)
+        self._by_pk.pop(model, None)
+        self._by_key.pop(model, None)
 
-    def _map(self, model) -> dict:
-        if model not in self._by_model:
-            self._by_model[model] = {obj.pk: tuple(obj.natural_key()) for obj in model._default_manager.all()}
-        return self._by_model[model]
+    def _load(self, model) -> None:
+        if model not in self._by_pk:
+            self._by_pk[model] = {obj.pk: tuple(obj.natural_key()) for obj in model._default_manager.all()}
+            self._by_key[model] = {key: pk for pk, key in self._by_pk[model].items()}
 
     def natural_key(self, model, pk):
-        return None if pk is None else self._map(model)[pk]
+        if pk is None:
+            return None
+        self._load(model)
+        return self._by_pk[model][pk]
 
     def pk(self, model, natural_key):
         if natural_key is None:
             return None
-        by_key = {key: pk for pk, key in self._map(model).items()}
-        if natural_key not in by_key:
+        self._load(model)
+        if natural_key not in self._by_key[model]:
             if model._meta.label_lower == "contenttypes.contenttype":
                 # A content type of a model this code no longer has (left behind by an old version).
                 obj, _created = model._default_manager.get_or_create(app_label=natural_key[0], model=natural_key[1])
                 self.forget(model)
                 return obj.pk
             raise MoveError(f"{model._meta.label} {natural_key!r} does not exist on the target")
-        return by_key[natural_key]
+        return self._by_key[model][natural_key]
 
 
 def read_batches(plan: ModelPlan, natural_keys: NaturalKeys, batch_size: int = BATCH_SIZE) -> Iterator[list]:
