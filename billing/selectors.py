@@ -9,14 +9,6 @@ from events.models import Event, TicketType
 from tenants.models import AuditLog
 
 
-def ticket_types_for_sale(*, event: Event, access_code: str = "") -> list[TicketType]:
-    """Types in their sales window the buyer may see (public ones, plus those unlocked by `access_code`)."""
-    visible = Q(access_code="")
-    if access_code.strip():
-        visible |= Q(access_code=access_code.strip())
-    return list(TicketType.objects.for_tenant(event.tenant).filter(visible, event_id=event.pk).on_sale())
-
-
 def order_get(*, tenant, order_id) -> Order | None:
     return Order.objects.for_tenant(tenant).select_related("event").filter(pk=order_id).first()
 

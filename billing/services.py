@@ -28,8 +28,8 @@ from django.utils.translation import gettext as _
 
 from billing import payments
 from billing.models import LedgerEntry, Order, Ticket, WebhookEvent
+from events import services as events_services
 from events.models import Event, TicketType
-from events.services import event_answers_clean
 from eventsaas.db import atomic, is_transient_transaction_error
 from eventsaas.fields import now_as_stored
 from eventsaas.money import money_format
@@ -54,51 +54,10 @@ class PaymentsUnavailable(Exception):
     """No way to take payments right now (not configured, or the provider failed); nothing was charged."""
 
 
-# --- Seats --------------------------------------------------------------------------
-# Each function is one conditional UPDATE of one ticket type row; it returns
-# whether it applied. Callers guard the release/sell calls by an order's own
-# status change, so each happens at most once per order.
-
-
-def seats_reserve(*, ticket_type_id, quantity: int) -> bool:
-    return bool(
-        TicketType.objects.filter(pk=ticket_type_id, sold__lte=F("capacity") - F("reserved") - quantity).update(
-            reserved=F("reserved") + quantity
-        )
-    )
-
-
-def seats_release(*, ticket_type_id, quantity: int) -> bool:
-    return bool(
-        TicketType.objects.filter(pk=ticket_type_id, reserved__gte=quantity).update(reserved=F("reserved") - quantity)
-    )
-
-
-def seats_sell_reserved(*, ticket_type_id, quantity: int) -> bool:
-    return bool(
-        TicketType.objects.filter(pk=ticket_type_id, reserved__gte=quantity).update(
-            reserved=F("reserved") - quantity, sold=F("sold") + quantity
-        )
-    )
-
-
-def seats_sell_unreserved(*, ticket_type_id, quantity: int) -> bool:
-    """Sell seats nobody holds (a payment after its order expired), if they are still free."""
-    return bool(
-        TicketType.objects.filter(pk=ticket_type_id, sold__lte=F("capacity") - F("reserved") - quantity).update(
-            sold=F("sold") + quantity
-        )
-    )
-
-
-def seats_unsell(*, ticket_type_id, quantity: int) -> bool:
-    return bool(TicketType.objects.filter(pk=ticket_type_id, sold__gte=quantity).update(sold=F("sold") - quantity))
-
-
 def _reserve_lines(lines: list[dict], *, reserve=None, undo=None) -> list[str]:
     """Apply `reserve` to every line; on the first failure undo the ones done. Returns the failed type ids."""
-    reserve = reserve or seats_reserve
-    undo = undo or seats_release
+    reserve = reserve or events_services.seats_reserve
+    undo = undo or events_services.seats_release
     done, failed = [], []
     for line in lines:
         if reserve(ticket_type_id=line["ticket_type"], quantity=line["quantity"]):
@@ -220,7 +179,7 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
         buyer_errors["buyer_email"] = exc.messages
     if buyer_errors:
         raise ValidationError(buyer_errors)
-    answers = event_answers_clean(event=event, answers=request.answers)
+    answers = events_services.event_answers_clean(event=event, answers=request.answers)
 
     failed = _reserve_lines(lines)
     if failed:
@@ -257,7 +216,7 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
             order_close(order=order, to=Order.Status.CANCELLED, reason="checkout_failed")
         else:
             for line in lines:
-                seats_release(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+                events_services.seats_release(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
         if isinstance(exc, (payments.PaymentProviderError, payments.TransientError)):
             logger.warning("Checkout session for order %s failed: %s", order.pk, exc)
             raise PaymentsUnavailable(
@@ -304,7 +263,7 @@ def order_close(*, order: Order, to: str, reason: str, acting_user=None) -> bool
     if not moved:
         return False
     for line in order.lines:
-        seats_release(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+        events_services.seats_release(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
     order.status, order.closed_at = to, now
     audit_log_record(
         action=f"order.{to}",
@@ -404,7 +363,7 @@ def order_payment_record(*, order: Order, payment_intent_id: str, amount: int, c
     if order.status == Order.Status.PENDING:
         if Order.objects.filter(pk=order.pk, status=Order.Status.PENDING).update(status=Order.Status.PAID, paid_at=now):
             for line in order.lines:
-                seats_sell_reserved(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+                events_services.seats_sell_reserved(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
             _paid_audit(order, late=False)
         else:
             # Closed (sweep, expiry event) since the read above, or paid by another delivery: read it again.
@@ -458,14 +417,16 @@ def _late_payment_accept(order: Order, *, now) -> None:
     )
     if not claimed:
         return
-    failed = _reserve_lines(order.lines, reserve=seats_sell_unreserved, undo=seats_unsell)
+    failed = _reserve_lines(
+        order.lines, reserve=events_services.seats_sell_unreserved, undo=events_services.seats_unsell
+    )
     mine = Order.objects.filter(pk=order.pk, status=previous, attention=Order.Attention.LATE_PAYMENT)
     if not failed:
         if mine.update(status=Order.Status.PAID, paid_at=now, attention=""):
             _paid_audit(order, late=True)
         else:
             for line in order.lines:  # the order moved on meanwhile: give these seats back
-                seats_unsell(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+                events_services.seats_unsell(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
         return
     if mine.update(status=Order.Status.REFUND_DUE, attention=Order.Attention.SEATS_GONE):
         audit_log_record(
@@ -546,7 +507,7 @@ def order_review_accept(*, order: Order, acting_user) -> Order:
     ):
         raise ValidationError(_("Only an order that needs review can be accepted."))
     for line in order.lines:
-        seats_sell_reserved(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+        events_services.seats_sell_reserved(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
     audit_log_record(
         action="order.review_accepted",
         tenant_id=order.tenant_id,
@@ -664,7 +625,7 @@ def _refunds_apply(order: Order) -> None:
             if order.status == Order.Status.NEEDS_REVIEW and full:
                 # It still held reserved seats: a refunded order sells nothing.
                 for line in order.lines:
-                    seats_release(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+                    events_services.seats_release(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
             order.status = target
     _tickets_void_for_refund(order, full=full)
 
@@ -688,7 +649,7 @@ def ticket_void(*, ticket: Ticket, acting_user=None) -> bool:
         status=Ticket.Status.VOID, voided_at=timezone.now()
     ):
         return False
-    seats_unsell(ticket_type_id=ticket.ticket_type_id, quantity=1)
+    events_services.seats_unsell(ticket_type_id=ticket.ticket_type_id, quantity=1)
     ticket.status = Ticket.Status.VOID
     audit_log_record(
         action="ticket.voided",

@@ -1,4 +1,5 @@
-"""The organizer's guest API: the guest list, adding guests (one or many), codes and households."""
+"""The organizer's guest API: the guest list, adding guests (one or many), codes and households, and the
+event reports that read guests (stats, dietary needs, custom questions, activity)."""
 
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -18,6 +19,7 @@ from eventsaas.api import (
 from guests import notifications, selectors, services
 from guests.activity import track_activity
 from guests.models import Guest, GuestActivity
+from guests.selectors import ACTIVITY_SORTS, dietary_report, event_stats, guest_activity, question_report
 from tenants.permissions import IsOrganizer, organizer_event
 
 MAX_GROUP_SIZE = 100
@@ -370,3 +372,132 @@ class InvitationsSendApi(APIView):
             event=event, guests=guests, acting_user=acting_user(request), first_only=first_only
         )
         return Response(InvitationsQueuedSerializer(queued).data, status=status.HTTP_202_ACCEPTED)
+
+
+# --- Reports on an event's guests (paths under events/<id>/) ----------------------------------------
+
+
+class DietaryGuestSerializer(serializers.Serializer):
+    id = serializers.UUIDField(source="pk")
+    first_name = serializers.CharField()
+    last_name = serializers.CharField()
+    num_guests = serializers.IntegerField()
+    group_id = serializers.UUIDField(allow_null=True)
+
+
+class EventStatsApi(APIView):
+    permission_classes = [IsOrganizer]
+
+    class OutputSerializer(serializers.Serializer):
+        invited = serializers.IntegerField()
+        coming = serializers.IntegerField()
+        declined = serializers.IntegerField()
+        pending = serializers.IntegerField()
+        never_logged_in = serializers.IntegerField()
+        invitations_sent = serializers.IntegerField()
+        head_count = serializers.IntegerField(help_text="People coming, as answered by the coming guests")
+        expected_head_count = serializers.IntegerField(help_text="People invited, children without a code included")
+        dietary_needs = serializers.IntegerField(help_text="Coming guests who gave dietary needs")
+
+    @extend_schema(operation_id="event_stats", responses={200: OutputSerializer, 404: NOT_FOUND}, tags=["events"])
+    def get(self, request, event_id):
+        event = organizer_event(request, event_id)
+        return Response(self.OutputSerializer(event_stats(event=event)).data)
+
+
+class EventDietaryApi(APIView):
+    permission_classes = [IsOrganizer]
+
+    class OutputSerializer(serializers.Serializer):
+        dietary = serializers.CharField()
+        persons = serializers.IntegerField(help_text="Coming persons (members of a household) who gave this need")
+        with_others = serializers.IntegerField(
+            help_text="People without their own code those persons bring (small children), who may share it"
+        )
+        guests = DietaryGuestSerializer(many=True)
+
+    @extend_schema(
+        operation_id="event_dietary_report",
+        responses={200: OutputSerializer(many=True), 404: NOT_FOUND},
+        description=(
+            "Coming guests' dietary needs, per person, grouped by the text given (case-insensitive), "
+            "most persons first."
+        ),
+        tags=["events"],
+    )
+    def get(self, request, event_id):
+        event = organizer_event(request, event_id)
+        return Response(self.OutputSerializer(dietary_report(event=event), many=True).data)
+
+
+class QuestionAnswerCountSerializer(serializers.Serializer):
+    answer = serializers.CharField()
+    count = serializers.IntegerField(help_text="Coming persons who gave this answer")
+
+
+class EventQuestionReportApi(APIView):
+    permission_classes = [IsOrganizer]
+
+    class OutputSerializer(serializers.Serializer):
+        key = serializers.CharField()
+        label = serializers.CharField()
+        has_choices = serializers.BooleanField()
+        answers = QuestionAnswerCountSerializer(
+            many=True,
+            help_text="Every choice in the event's order (0 included), "
+            "or free-text answers grouped regardless of case, most given first",
+        )
+        answered = serializers.IntegerField(help_text="Coming persons who answered this question")
+        unanswered = serializers.IntegerField(help_text="Coming persons who did not")
+
+    @extend_schema(
+        operation_id="event_question_report",
+        responses={200: OutputSerializer(many=True), 404: NOT_FOUND},
+        description="Per custom question, how many coming persons gave each answer (e.g. 3 Vegetarian, 1 Fish).",
+        tags=["events"],
+    )
+    def get(self, request, event_id):
+        event = organizer_event(request, event_id)
+        return Response(self.OutputSerializer(question_report(event=event), many=True).data)
+
+
+class EventActivityApi(APIView):
+    permission_classes = [IsOrganizer]
+    pagination_class = Pagination
+
+    class FilterSerializer(serializers.Serializer):
+        sort = serializers.ChoiceField(choices=list(ACTIVITY_SORTS), required=False, default="last_access")
+        never_opened = serializers.BooleanField(
+            required=False, default=False, help_text="Only guests who never logged in"
+        )
+
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.UUIDField()
+        first_name = serializers.CharField()
+        last_name = serializers.CharField()
+        status = serializers.ChoiceField(choices=Guest.Status.choices)
+        last_login_at = serializers.DateTimeField(allow_null=True)
+        last_access_at = serializers.DateTimeField(allow_null=True)
+        invited_at = serializers.DateTimeField(allow_null=True)
+        rsvp_at = serializers.DateTimeField(allow_null=True)
+
+    @extend_schema(
+        operation_id="event_activity",
+        parameters=[FilterSerializer],
+        responses={
+            200: OutputSerializer(many=True),
+            400: BAD_REQUEST,
+            404: OpenApiResponse(description="No such event in your organizations, or no such page"),
+        },
+        tags=["events"],
+    )
+    def get(self, request, event_id):
+        event = organizer_event(request, event_id)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        guests = guest_activity(
+            event=event,
+            sort=filters.validated_data["sort"],
+            never_opened_only=filters.validated_data["never_opened"],
+        )
+        return paginated_response(queryset=guests, serializer_class=self.OutputSerializer, request=request, view=self)

@@ -35,6 +35,7 @@ from billing.services import (
     webhook_event_process,
     webhook_receive,
 )
+from events import services as events_services
 from events.models import TicketType
 from eventsaas.db import atomic
 from tenants.models import AuditLog
@@ -162,7 +163,7 @@ def test_simultaneous_buyers_of_one_to_three_seats_never_oversell(ticketed_event
 
 def test_control_a_read_check_write_reservation_oversells_the_same_rush(ticketed_event, monkeypatch):
     """Without the conditional update the rush above sells more than the capacity: the race is real."""
-    monkeypatch.setattr(services, "seats_reserve", naive_seats_reserve)
+    monkeypatch.setattr(events_services, "seats_reserve", naive_seats_reserve)
     for _attempt in range(3):
         ticket_type = TicketTypeFactory(event=ticketed_event, capacity=CAPACITY)
         orders, _refused = rush(ticketed_event, ticket_type, [1] * BUYERS)
