@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from events import selectors, services
 from events.models import Event, TicketType
+from events.permissions import OrganizerEventApi, organizer_event
 from eventsaas.api import (
     BAD_REQUEST,
     ERROR,
@@ -19,7 +20,7 @@ from eventsaas.api import (
     StrictSerializer,
     acting_user,
 )
-from tenants.permissions import IsOrganizer, organizer_event, organizer_tenant
+from tenants.permissions import IsOrganizer, organizer_tenant
 
 MAX_QUESTIONS = 50
 
@@ -132,15 +133,13 @@ class OrganizationEventsApi(APIView):
         return Response(EventSerializer(event).data, status=status.HTTP_201_CREATED)
 
 
-class EventDetailApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class EventDetailApi(OrganizerEventApi):
     class UpdateInputSerializer(EventInputSerializer):
         pass
 
     @extend_schema(operation_id="event_read", responses={200: EventSerializer, 404: NOT_FOUND}, tags=["events"])
     def get(self, request, event_id):
-        event = organizer_event(request, event_id)
+        event = self.event
         return Response(EventSerializer(event).data)
 
     @extend_schema(
@@ -150,7 +149,7 @@ class EventDetailApi(APIView):
         tags=["events"],
     )
     def patch(self, request, event_id):
-        event = organizer_event(request, event_id, write=True)
+        event = self.event
         data = self.UpdateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         event = services.event_update(
@@ -159,9 +158,7 @@ class EventDetailApi(APIView):
         return Response(EventSerializer(event).data)
 
 
-class EventArchiveApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class EventArchiveApi(OrganizerEventApi):
     @extend_schema(
         operation_id="event_archive",
         request=None,
@@ -170,7 +167,7 @@ class EventArchiveApi(APIView):
         tags=["events"],
     )
     def post(self, request, event_id):
-        event = organizer_event(request, event_id, write=True)
+        event = self.event
         event = services.event_archive(event=event, acting_user=acting_user(request))
         return Response(EventSerializer(event).data)
 

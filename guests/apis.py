@@ -5,8 +5,8 @@ from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from events.permissions import OrganizerEventApi
 from eventsaas.api import (
     BAD_REQUEST,
     FORBIDDEN,
@@ -19,8 +19,8 @@ from eventsaas.api import (
 from guests import notifications, selectors, services
 from guests.activity import track_activity
 from guests.models import Guest, GuestActivity
+from guests.permissions import OrganizerGuestApi
 from guests.selectors import ACTIVITY_SORTS, dietary_report, event_stats, guest_activity, question_report
-from tenants.permissions import IsOrganizer, organizer_event
 
 MAX_GROUP_SIZE = 100
 
@@ -88,8 +88,7 @@ class RowsField(serializers.ListField):
         return super().to_internal_value(data)
 
 
-class EventGuestsApi(APIView):
-    permission_classes = [IsOrganizer]
+class EventGuestsApi(OrganizerEventApi):
     pagination_class = Pagination
 
     class FilterSerializer(serializers.Serializer):
@@ -116,7 +115,7 @@ class EventGuestsApi(APIView):
         tags=["guests"],
     )
     def get(self, request, event_id):
-        event = organizer_event(request, event_id)
+        event = self.event
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         guests = selectors.guest_list(
@@ -136,16 +135,14 @@ class EventGuestsApi(APIView):
         tags=["guests"],
     )
     def post(self, request, event_id):
-        event = organizer_event(request, event_id, write=True)
+        event = self.event
         data = self.CreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         guest = services.guest_create(event=event, acting_user=acting_user(request), **data.validated_data)
         return Response(GuestSerializer(guest).data, status=status.HTTP_201_CREATED)
 
 
-class GuestBulkCreateApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class GuestBulkCreateApi(OrganizerEventApi):
     class InputSerializer(StrictSerializer):
         guests = RowsField(
             child=GuestInputSerializer(), allow_empty=False, min_length=1, max_length=services.BULK_CREATE_MAX_ROWS
@@ -174,7 +171,7 @@ class GuestBulkCreateApi(APIView):
         tags=["guests"],
     )
     def post(self, request, event_id):
-        event = organizer_event(request, event_id, write=True)
+        event = self.event
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
@@ -188,9 +185,7 @@ class GuestBulkCreateApi(APIView):
         return Response(self.OutputSerializer({"guests": guests}).data, status=status.HTTP_201_CREATED)
 
 
-class GuestDetailApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class GuestDetailApi(OrganizerGuestApi):
     class OutputSerializer(GuestSerializer):
         group_members = GroupMemberSerializer(many=True, help_text="The other guests of the household")
 
@@ -200,8 +195,7 @@ class GuestDetailApi(APIView):
 
     @extend_schema(operation_id="guest_read", responses={200: OutputSerializer, 404: NOT_FOUND}, tags=["guests"])
     def get(self, request, event_id, guest_id):
-        event = organizer_event(request, event_id)
-        guest = selectors.guest_get(event=event, guest_id=guest_id)
+        guest = self.guest
         guest.group_members = selectors.group_members(guest=guest)
         track_activity(guest=guest, kind=GuestActivity.Kind.ORGANIZER_VIEW, request=request, actor_user=request.user)
         return Response(self.OutputSerializer(guest).data)
@@ -213,8 +207,7 @@ class GuestDetailApi(APIView):
         tags=["guests"],
     )
     def patch(self, request, event_id, guest_id):
-        event = organizer_event(request, event_id, write=True)
-        guest = selectors.guest_get(event=event, guest_id=guest_id)
+        guest = self.guest
         data = self.UpdateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         guest = services.guest_update(guest=guest, acting_user=acting_user(request), **data.validated_data)
@@ -226,15 +219,12 @@ class GuestDetailApi(APIView):
         tags=["guests"],
     )
     def delete(self, request, event_id, guest_id):
-        event = organizer_event(request, event_id, write=True)
-        guest = selectors.guest_get(event=event, guest_id=guest_id)
+        guest = self.guest
         services.guest_delete(guest=guest, acting_user=acting_user(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class GuestCodeRegenerateApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class GuestCodeRegenerateApi(OrganizerGuestApi):
     @extend_schema(
         operation_id="guest_code_regenerate",
         request=None,
@@ -243,15 +233,12 @@ class GuestCodeRegenerateApi(APIView):
         tags=["guests"],
     )
     def post(self, request, event_id, guest_id):
-        event = organizer_event(request, event_id, write=True)
-        guest = selectors.guest_get(event=event, guest_id=guest_id)
+        guest = self.guest
         guest = services.guest_code_regenerate(guest=guest, acting_user=acting_user(request))
         return Response(GuestSerializer(guest).data)
 
 
-class GroupConnectApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class GroupConnectApi(OrganizerEventApi):
     class InputSerializer(StrictSerializer):
         guests = serializers.ListField(
             child=serializers.UUIDField(), min_length=2, max_length=MAX_GROUP_SIZE, help_text="Guest ids"
@@ -272,7 +259,7 @@ class GroupConnectApi(APIView):
         tags=["guests"],
     )
     def post(self, request, event_id):
-        event = organizer_event(request, event_id, write=True)
+        event = self.event
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
@@ -285,9 +272,7 @@ class GroupConnectApi(APIView):
         return Response(self.OutputSerializer({"group_id": group.group_id, "members": members}).data)
 
 
-class GuestGroupLeaveApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class GuestGroupLeaveApi(OrganizerGuestApi):
     @extend_schema(
         operation_id="guest_group_leave",
         request=None,
@@ -296,8 +281,7 @@ class GuestGroupLeaveApi(APIView):
         tags=["guests"],
     )
     def post(self, request, event_id, guest_id):
-        event = organizer_event(request, event_id, write=True)
-        guest = selectors.guest_get(event=event, guest_id=guest_id)
+        guest = self.guest
         guest = services.guest_group_leave(guest=guest, acting_user=acting_user(request))
         return Response(GuestSerializer(guest).data)
 
@@ -307,9 +291,7 @@ class InvitationsQueuedSerializer(serializers.Serializer):
     without_email = serializers.IntegerField(help_text="Selected guests skipped because they have no email")
 
 
-class GuestInviteApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class GuestInviteApi(OrganizerGuestApi):
     @extend_schema(
         operation_id="guest_invite",
         request=None,
@@ -318,15 +300,13 @@ class GuestInviteApi(APIView):
         tags=["guests"],
     )
     def post(self, request, event_id, guest_id):
-        event = organizer_event(request, event_id, write=True)
-        guest = selectors.guest_get(event=event, guest_id=guest_id)
+        event = self.event
+        guest = self.guest
         queued = notifications.guest_invitations_send(event=event, guests=[guest], acting_user=acting_user(request))
         return Response(InvitationsQueuedSerializer(queued).data, status=status.HTTP_202_ACCEPTED)
 
 
-class InvitationsSendApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class InvitationsSendApi(OrganizerEventApi):
     class InputSerializer(StrictSerializer):
         guests = serializers.ListField(
             child=serializers.UUIDField(),
@@ -356,7 +336,7 @@ class InvitationsSendApi(APIView):
         tags=["guests"],
     )
     def post(self, request, event_id):
-        event = organizer_event(request, event_id, write=True)
+        event = self.event
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         if data.validated_data.get("not_yet_invited"):
@@ -385,9 +365,7 @@ class DietaryGuestSerializer(serializers.Serializer):
     group_id = serializers.UUIDField(allow_null=True)
 
 
-class EventStatsApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class EventStatsApi(OrganizerEventApi):
     class OutputSerializer(serializers.Serializer):
         invited = serializers.IntegerField()
         coming = serializers.IntegerField()
@@ -401,13 +379,11 @@ class EventStatsApi(APIView):
 
     @extend_schema(operation_id="event_stats", responses={200: OutputSerializer, 404: NOT_FOUND}, tags=["events"])
     def get(self, request, event_id):
-        event = organizer_event(request, event_id)
+        event = self.event
         return Response(self.OutputSerializer(event_stats(event=event)).data)
 
 
-class EventDietaryApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class EventDietaryApi(OrganizerEventApi):
     class OutputSerializer(serializers.Serializer):
         dietary = serializers.CharField()
         persons = serializers.IntegerField(help_text="Coming persons (members of a household) who gave this need")
@@ -426,7 +402,7 @@ class EventDietaryApi(APIView):
         tags=["events"],
     )
     def get(self, request, event_id):
-        event = organizer_event(request, event_id)
+        event = self.event
         return Response(self.OutputSerializer(dietary_report(event=event), many=True).data)
 
 
@@ -435,9 +411,7 @@ class QuestionAnswerCountSerializer(serializers.Serializer):
     count = serializers.IntegerField(help_text="Coming persons who gave this answer")
 
 
-class EventQuestionReportApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class EventQuestionReportApi(OrganizerEventApi):
     class OutputSerializer(serializers.Serializer):
         key = serializers.CharField()
         label = serializers.CharField()
@@ -457,12 +431,11 @@ class EventQuestionReportApi(APIView):
         tags=["events"],
     )
     def get(self, request, event_id):
-        event = organizer_event(request, event_id)
+        event = self.event
         return Response(self.OutputSerializer(question_report(event=event), many=True).data)
 
 
-class EventActivityApi(APIView):
-    permission_classes = [IsOrganizer]
+class EventActivityApi(OrganizerEventApi):
     pagination_class = Pagination
 
     class FilterSerializer(serializers.Serializer):
@@ -492,7 +465,7 @@ class EventActivityApi(APIView):
         tags=["events"],
     )
     def get(self, request, event_id):
-        event = organizer_event(request, event_id)
+        event = self.event
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         guests = guest_activity(
