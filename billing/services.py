@@ -257,7 +257,8 @@ def test_checkout_path(order: Order) -> str:
 
 def order_close(*, order: Order, to: str, reason: str, acting_user=None) -> bool:
     """pending -> expired | cancelled, releasing the reserved seats. False if the order had moved on."""
-    assert to in {Order.Status.EXPIRED, Order.Status.CANCELLED}
+    if to not in {Order.Status.EXPIRED, Order.Status.CANCELLED}:
+        raise ValueError(f"An order closes as expired or cancelled, not {to!r}.")
     now = now_as_stored()
     moved = Order.objects.filter(pk=order.pk, status=Order.Status.PENDING).update(status=to, closed_at=now)
     if not moved:
