@@ -299,7 +299,7 @@ def webhook_invariants(orders, ticket_type, deliveries, late, confirmations) -> 
 
     from billing.models import LedgerEntry, Order, Ticket, WebhookEvent
     from billing.tasks import order_confirmation_send_task
-    from tenants.models import AuditLog
+    from eventsaas.models import AuditLog
 
     order_ids = [o.pk for o in orders]
     seats = sum(o.quantity for o in orders)

@@ -6,7 +6,7 @@ from django.db.models import Count, Q, Sum
 
 from billing.models import ATTENTION_STATUSES, LedgerEntry, Order, Ticket
 from events.models import Event, TicketType
-from tenants.models import AuditLog
+from eventsaas.models import AuditLog
 
 
 def order_get(*, tenant, order_id) -> Order | None:

@@ -33,9 +33,9 @@ from events.models import Event, TicketType
 from eventsaas.db import atomic, is_transient_transaction_error
 from eventsaas.fields import now_as_stored
 from eventsaas.money import money_format
+from eventsaas.services import audit_log_record
 from eventsaas.tasks import TransientError, enqueue_on_commit
 from guests.codes import normalize_code
-from tenants.services import audit_log_record
 
 logger = logging.getLogger(__name__)
 

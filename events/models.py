@@ -11,7 +11,8 @@ from django.utils.translation import gettext_lazy as _
 
 from eventsaas.dates import is_sane_datetime, validate_sane_datetime
 from eventsaas.fields import MillisecondDateTimeField
-from tenants.models import Tenant, TenantScopedQuerySet
+from eventsaas.models import TenantScopedQuerySet
+from tenants.models import Tenant
 
 
 @functools.cache

@@ -12,7 +12,8 @@ from django.utils.translation import gettext as _
 from events.models import Event, TicketType
 from eventsaas.dates import EARLIEST, LATEST
 from eventsaas.fields import now_as_stored
-from tenants.services import OrganizationNotVerified, audit_log_record, tenant_require_verified
+from eventsaas.services import audit_log_record
+from tenants.services import OrganizationNotVerified, tenant_require_verified
 
 EDITABLE_FIELDS = (
     "name",

@@ -126,9 +126,10 @@ def guest_invitations_send(*, event: Event, guests, acting_user, first_only: boo
     Each call is a new send (a resend), except `first_only`: "everyone not yet
     invited" shares one window, so clicking it twice sends once.
     """
+    from eventsaas.services import audit_log_record
     from eventsaas.tasks import enqueue_on_commit
     from guests.tasks import guest_invitation_send_task
-    from tenants.services import audit_log_record, tenant_require_verified
+    from tenants.services import tenant_require_verified
 
     tenant_require_verified(tenant=event.tenant, action="email")
     window = FIRST_INVITATION_WINDOW if first_only else f"send:{uuid.uuid4()}"

@@ -38,7 +38,7 @@ from billing.services import (
 from events import services as events_services
 from events.models import TicketType
 from eventsaas.db import atomic
-from tenants.models import AuditLog
+from eventsaas.models import AuditLog
 from tests.factories import TicketTypeFactory
 from tests.support.backends import WRITE_CONFLICT
 
