@@ -279,10 +279,11 @@ def deliveries_for(orders, args, rng: random.Random) -> tuple[list, set]:
 
 def receive():
     from billing import services
+    from billing.services import orders
 
     recorder = EnqueueRecorder()
     # Emails are their own task in production; outside the timed phase here (sent afterwards, below).
-    services._confirmation_task = lambda: recorder
+    orders._confirmation_task = lambda: recorder
 
     def work(delivery):
         _kind, _order_id, payload, signature = delivery

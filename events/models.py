@@ -174,9 +174,10 @@ class TicketTypeQuerySet(TenantScopedQuerySet):
 
 
 class TicketType(models.Model):
-    """What a ticketed event sells. `sold` and `reserved` are counters kept by billing's services.
+    """What a ticketed event sells. `sold` and `reserved` are counters owned by events.
 
-    Both change only through single-row conditional updates (billing.services), so
+    Both change only through events' single-row conditional updates (events.services.seats_*, called by
+    billing's orders), so
     `sold + reserved <= capacity` holds on every database without locks.
     """
 

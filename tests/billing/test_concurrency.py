@@ -35,6 +35,8 @@ from billing.services import (
     webhook_event_process,
     webhook_receive,
 )
+from billing.services import orders as billing_orders
+from billing.services import webhooks as billing_webhooks
 from events import services as events_services
 from events.models import TicketType
 from eventsaas.db import atomic
@@ -194,7 +196,7 @@ def test_simultaneous_deliveries_of_one_payment_book_it_once_and_issue_tickets_o
         # Stored once, then picked up by several workers at once (a redelivered task, a requeue sweep).
         payload, signature = payments.simulated_payment_event(order=order)
         with monkeypatch.context() as patch:
-            patch.setattr(services, "enqueue_on_commit", lambda *args, **kwargs: None)
+            patch.setattr(billing_webhooks, "enqueue_on_commit", lambda *args, **kwargs: None)
             row, _created = webhook_receive(payload=payload, signature=signature)
 
         def process():
@@ -240,9 +242,9 @@ def test_tickets_are_issued_once_while_another_delivery_holds_them_in_an_open_tr
     order = checkout_start(event=ticketed_event, request=buyer_request(ticket_type, 3, 0))
     holding, release = threading.Event(), threading.Event()
     conflicts = []
-    original = services.is_transient_transaction_error
+    original = billing_orders.is_transient_transaction_error
     monkeypatch.setattr(
-        services, "is_transient_transaction_error", lambda exc: conflicts.append(original(exc)) or original(exc)
+        billing_orders, "is_transient_transaction_error", lambda exc: conflicts.append(original(exc)) or original(exc)
     )
 
     def first_delivery():
@@ -317,7 +319,7 @@ def test_expiry_sweep_and_payment_at_the_same_moment_neither_leak_nor_double_rel
     is paid, or flagged for a refund when the seats went to the second buyer meanwhile.
     """
     later = timezone.now() + timedelta(hours=2)
-    monkeypatch.setattr(services, "_confirmation_task", NoEmail)
+    monkeypatch.setattr(billing_orders, "_confirmation_task", NoEmail)
 
     def new_round(n):
         ticket_type = TicketTypeFactory(event=ticketed_event, capacity=2, max_per_order=2)
