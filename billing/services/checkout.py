@@ -119,6 +119,51 @@ def _checkout_lines(*, event: Event, request: CheckoutRequest, at) -> tuple[list
     return lines, attendees
 
 
+def _buyer_clean(request: CheckoutRequest) -> Order:
+    """The buyer's name and email checked (field messages); an unsaved Order carrying just those two."""
+    buyer = Order(buyer_name=request.buyer_name.strip(), buyer_email=request.buyer_email.strip())
+    buyer_errors = {}
+    if not buyer.buyer_name:
+        buyer_errors["buyer_name"] = _("Enter your name.")
+    try:
+        Order._meta.get_field("buyer_email").run_validators(buyer.buyer_email)
+        if not buyer.buyer_email:
+            raise ValidationError(_("Enter your email address."))
+    except ValidationError as exc:
+        buyer_errors["buyer_email"] = exc.messages
+    if buyer_errors:
+        raise ValidationError(buyer_errors)
+    return buyer
+
+
+def _order_store_with_session(
+    *, order: Order, event: Event, lines: list[dict], success_url: str, cancel_url: str
+) -> tuple[str, str]:
+    """Insert the pending order and create its Checkout Session: (session id, url). On any failure the
+    held seats go back (through the order's arrow once it exists) and the error is raised."""
+    try:
+        order.save(force_insert=True)
+        return payments.checkout_session_create(
+            order=order,
+            event=event,
+            success_url=success_url or _absolute(order_page_path(order)) + "?paid=1",
+            cancel_url=cancel_url or _absolute(order_cancel_path(order)),
+        )
+    except Exception as exc:
+        # Give the seats back through the order's own arrow, so the sweep cannot release them twice.
+        if order._state.adding is False:
+            order_close(order=order, to=Order.Status.CANCELLED, reason="checkout_failed")
+        else:
+            for line in lines:
+                events_services.seats_release(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+        if isinstance(exc, (payments.PaymentProviderError, payments.TransientError)):
+            logger.warning("Checkout session for order %s failed: %s", order.pk, exc)
+            raise PaymentsUnavailable(
+                _("The payment provider is not answering; nothing was charged. Try again.")
+            ) from exc
+        raise
+
+
 def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str = "", cancel_url: str = "") -> Order:
     """Reserve the seats, create a pending order and its Checkout Session.
 
@@ -133,18 +178,7 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
         raise PaymentsUnavailable(_("Ticket sales are not open yet: payments are not configured."))
     now = timezone.now()
     lines, attendees = _checkout_lines(event=event, request=request, at=now)
-    buyer = Order(buyer_name=request.buyer_name.strip(), buyer_email=request.buyer_email.strip())
-    buyer_errors = {}
-    if not buyer.buyer_name:
-        buyer_errors["buyer_name"] = _("Enter your name.")
-    try:
-        Order._meta.get_field("buyer_email").run_validators(buyer.buyer_email)
-        if not buyer.buyer_email:
-            raise ValidationError(_("Enter your email address."))
-    except ValidationError as exc:
-        buyer_errors["buyer_email"] = exc.messages
-    if buyer_errors:
-        raise ValidationError(buyer_errors)
+    buyer = _buyer_clean(request)
     answers = events_services.event_answers_clean(event=event, answers=request.answers)
 
     failed = order_lines_reserve(lines)
@@ -168,27 +202,9 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
         created_at=now,
         expires_at=now + hold,
     )
-    try:
-        order.save(force_insert=True)
-        session_id, url = payments.checkout_session_create(
-            order=order,
-            event=event,
-            success_url=success_url or _absolute(order_page_path(order)) + "?paid=1",
-            cancel_url=cancel_url or _absolute(order_cancel_path(order)),
-        )
-    except Exception as exc:
-        # Give the seats back through the order's own arrow, so the sweep cannot release them twice.
-        if order._state.adding is False:
-            order_close(order=order, to=Order.Status.CANCELLED, reason="checkout_failed")
-        else:
-            for line in lines:
-                events_services.seats_release(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
-        if isinstance(exc, (payments.PaymentProviderError, payments.TransientError)):
-            logger.warning("Checkout session for order %s failed: %s", order.pk, exc)
-            raise PaymentsUnavailable(
-                _("The payment provider is not answering; nothing was charged. Try again.")
-            ) from exc
-        raise
+    session_id, url = _order_store_with_session(
+        order=order, event=event, lines=lines, success_url=success_url, cancel_url=cancel_url
+    )
     order.stripe_session_id = session_id
     order.checkout_url = url or _absolute(test_checkout_path(order))
     Order.objects.filter(pk=order.pk).update(stripe_session_id=session_id, checkout_url=order.checkout_url)
