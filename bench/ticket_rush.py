@@ -279,10 +279,11 @@ def deliveries_for(orders, args, rng: random.Random) -> tuple[list, set]:
 
 def receive():
     from billing import services
+    from billing.services import orders
 
     recorder = EnqueueRecorder()
     # Emails are their own task in production; outside the timed phase here (sent afterwards, below).
-    services._confirmation_task = lambda: recorder
+    orders._confirmation_task = lambda: recorder
 
     def work(delivery):
         _kind, _order_id, payload, signature = delivery
@@ -299,7 +300,7 @@ def webhook_invariants(orders, ticket_type, deliveries, late, confirmations) -> 
 
     from billing.models import LedgerEntry, Order, Ticket, WebhookEvent
     from billing.tasks import order_confirmation_send_task
-    from tenants.models import AuditLog
+    from eventsaas.models import AuditLog
 
     order_ids = [o.pk for o in orders]
     seats = sum(o.quantity for o in orders)

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 from billing import selectors, services
 from billing.models import LedgerEntry, Order, Ticket
 from billing.throttling import RETRY_AFTER_SECONDS, checkout_is_throttled
+from events.permissions import OrganizerEventApi, organizer_event
 from events.selectors import event_on_sale
 from eventsaas.api import (
     BAD_REQUEST,
@@ -23,7 +24,7 @@ from eventsaas.api import (
     acting_user,
     paginated_response,
 )
-from tenants.permissions import IsOrganizer, organizer_event
+from tenants.permissions import IsOrganizer
 
 # Largest refund or price Stripe takes, in the currency's minor unit.
 MAX_AMOUNT = 99_999_999
@@ -275,8 +276,7 @@ class CheckoutApi(APIView):
 # --- The organizer's orders --------------------------------------------------------------------------
 
 
-class EventOrdersApi(APIView):
-    permission_classes = [IsOrganizer]
+class EventOrdersApi(OrganizerEventApi):
     pagination_class = Pagination
 
     class FilterSerializer(serializers.Serializer):
@@ -294,7 +294,7 @@ class EventOrdersApi(APIView):
         tags=["orders"],
     )
     def get(self, request, event_id):
-        event = organizer_event(request, event_id)
+        event = self.event
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         orders = selectors.order_list(event=event, status=filters.validated_data.get("status") or None)
@@ -369,8 +369,8 @@ CHECK_IN_UNKNOWN = inline_serializer(
 )
 
 
-class EventCheckInApi(APIView):
-    permission_classes = [IsOrganizer]
+class EventCheckInApi(OrganizerEventApi):
+    check_in_methods = frozenset({"POST"})
 
     class InputSerializer(StrictSerializer):
         code = serializers.CharField(max_length=64, help_text="Scanned or typed; case, spaces and dashes are ignored")
@@ -401,7 +401,7 @@ class EventCheckInApi(APIView):
         tags=["check-in"],
     )
     def post(self, request, event_id):
-        event = organizer_event(request, event_id, check_in=True)
+        event = self.event
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         checked = services.ticket_check_in(
@@ -429,9 +429,7 @@ class SalesTicketTypeSerializer(serializers.Serializer):
     checked_in = serializers.IntegerField()
 
 
-class EventSalesApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class EventSalesApi(OrganizerEventApi):
     class OutputSerializer(serializers.Serializer):
         currency = serializers.CharField()
         sold = serializers.IntegerField()
@@ -451,5 +449,5 @@ class EventSalesApi(APIView):
         tags=["orders"],
     )
     def get(self, request, event_id):
-        event = organizer_event(request, event_id)
+        event = self.event
         return Response(self.OutputSerializer(selectors.sales_summary(event=event)).data)

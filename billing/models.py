@@ -16,8 +16,9 @@ from django.utils.translation import gettext_lazy as _
 
 from events.models import Event, TicketType
 from eventsaas.fields import MillisecondDateTimeField
+from eventsaas.models import TenantScopedQuerySet
 from guests.codes import CODE_ALPHABET
-from tenants.models import Tenant, TenantScopedQuerySet
+from tenants.models import Tenant
 
 
 def new_secret() -> str:

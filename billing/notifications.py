@@ -16,6 +16,7 @@ from billing.models import Order, Ticket
 from billing.qr import qr_png
 from eventsaas.mail import email_subject
 from eventsaas.money import money_format
+from tenants.selectors import event_organizer_emails
 
 logger = logging.getLogger(__name__)
 
@@ -79,8 +80,6 @@ def _send(order: Order) -> None:
 
 def order_attention_notify(*, order: Order) -> bool:
     """Tell the organizers, once, that money arrived for an order that issued no tickets (refund due, review)."""
-    from tenants.selectors import event_organizer_emails
-
     if not order.needs_attention:
         return False
     now = timezone.now()

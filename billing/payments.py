@@ -206,7 +206,9 @@ def signature_header(payload: bytes, secret: str, timestamp: int | None = None) 
 
 def simulated_payment_event(*, order, event_type: str = "checkout.session.completed") -> tuple[bytes, str]:
     """A signed Stripe-shaped event for a test-mode order: (payload, Stripe-Signature)."""
-    assert payment_mode() == "test", "test payments are only built when test mode is on"
+    if payment_mode() != "test":
+        # A signed payment nobody paid must never exist outside test mode, even under `python -O`.
+        raise RuntimeError("Test payments are only built when test mode is on.")
     session = {
         "id": order.stripe_session_id,
         "object": "checkout.session",

@@ -6,15 +6,7 @@ from django.db.models import Count, Q, Sum
 
 from billing.models import ATTENTION_STATUSES, LedgerEntry, Order, Ticket
 from events.models import Event, TicketType
-from tenants.models import AuditLog
-
-
-def ticket_types_for_sale(*, event: Event, access_code: str = "") -> list[TicketType]:
-    """Types in their sales window the buyer may see (public ones, plus those unlocked by `access_code`)."""
-    visible = Q(access_code="")
-    if access_code.strip():
-        visible |= Q(access_code=access_code.strip())
-    return list(TicketType.objects.for_tenant(event.tenant).filter(visible, event_id=event.pk).on_sale())
+from eventsaas.models import AuditLog
 
 
 def order_get(*, tenant, order_id) -> Order | None:

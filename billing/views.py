@@ -20,6 +20,7 @@ from billing import payments, selectors, services
 from billing.forms import ShopForm
 from billing.qr import qr_svg
 from billing.throttling import RETRY_AFTER_SECONDS, checkout_is_throttled
+from events import selectors as events_selectors
 from events.selectors import event_on_sale
 from eventsaas.forms import add_service_errors
 from eventsaas.i18n import visitor_language
@@ -75,7 +76,7 @@ def _shop_page(request, event, language):
     access_code = ((data or request.GET).get("code") or "").strip()[:40]
 
     def build_form():
-        types = selectors.ticket_types_for_sale(event=event, access_code=access_code)
+        types = events_selectors.ticket_types_for_sale(event=event, access_code=access_code)
         return ShopForm(
             data,
             ticket_types=types,

@@ -1,5 +1,5 @@
-"""The organizer's event API: events of an organization, their numbers and reports, and ticket types
-(whose list is also the public shop window of a published ticketed event)."""
+"""The organizer's event API: events of an organization and their ticket types (whose list is also the
+public shop window of a published ticketed event). The reports on an event's guests are guests' (guests/apis.py)."""
 
 from django.conf import settings
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -8,23 +8,19 @@ from rest_framework.permissions import SAFE_METHODS, AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from billing.selectors import ticket_types_for_sale
 from events import selectors, services
 from events.models import Event, TicketType
+from events.permissions import OrganizerEventApi, organizer_event
 from eventsaas.api import (
     BAD_REQUEST,
     ERROR,
     FORBIDDEN,
     NOT_FOUND,
     AwareDateTimeField,
-    Pagination,
     StrictSerializer,
     acting_user,
-    paginated_response,
 )
-from guests.models import Guest
-from guests.selectors import ACTIVITY_SORTS, dietary_report, event_stats, guest_activity, question_report
-from tenants.permissions import IsOrganizer, organizer_event, organizer_tenant
+from tenants.permissions import IsOrganizer, organizer_tenant
 
 MAX_QUESTIONS = 50
 
@@ -61,14 +57,6 @@ class EventNumbersSerializer(serializers.Serializer):
     declined = serializers.IntegerField()
     pending = serializers.IntegerField()
     head_count = serializers.IntegerField()
-
-
-class DietaryGuestSerializer(serializers.Serializer):
-    id = serializers.UUIDField(source="pk")
-    first_name = serializers.CharField()
-    last_name = serializers.CharField()
-    num_guests = serializers.IntegerField()
-    group_id = serializers.UUIDField(allow_null=True)
 
 
 class EventQuestionInputSerializer(StrictSerializer):
@@ -145,15 +133,13 @@ class OrganizationEventsApi(APIView):
         return Response(EventSerializer(event).data, status=status.HTTP_201_CREATED)
 
 
-class EventDetailApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class EventDetailApi(OrganizerEventApi):
     class UpdateInputSerializer(EventInputSerializer):
         pass
 
     @extend_schema(operation_id="event_read", responses={200: EventSerializer, 404: NOT_FOUND}, tags=["events"])
     def get(self, request, event_id):
-        event = organizer_event(request, event_id)
+        event = self.event
         return Response(EventSerializer(event).data)
 
     @extend_schema(
@@ -163,7 +149,7 @@ class EventDetailApi(APIView):
         tags=["events"],
     )
     def patch(self, request, event_id):
-        event = organizer_event(request, event_id, write=True)
+        event = self.event
         data = self.UpdateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         event = services.event_update(
@@ -172,9 +158,7 @@ class EventDetailApi(APIView):
         return Response(EventSerializer(event).data)
 
 
-class EventArchiveApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class EventArchiveApi(OrganizerEventApi):
     @extend_schema(
         operation_id="event_archive",
         request=None,
@@ -183,127 +167,9 @@ class EventArchiveApi(APIView):
         tags=["events"],
     )
     def post(self, request, event_id):
-        event = organizer_event(request, event_id, write=True)
+        event = self.event
         event = services.event_archive(event=event, acting_user=acting_user(request))
         return Response(EventSerializer(event).data)
-
-
-class EventStatsApi(APIView):
-    permission_classes = [IsOrganizer]
-
-    class OutputSerializer(serializers.Serializer):
-        invited = serializers.IntegerField()
-        coming = serializers.IntegerField()
-        declined = serializers.IntegerField()
-        pending = serializers.IntegerField()
-        never_logged_in = serializers.IntegerField()
-        invitations_sent = serializers.IntegerField()
-        head_count = serializers.IntegerField(help_text="People coming, as answered by the coming guests")
-        expected_head_count = serializers.IntegerField(help_text="People invited, children without a code included")
-        dietary_needs = serializers.IntegerField(help_text="Coming guests who gave dietary needs")
-
-    @extend_schema(operation_id="event_stats", responses={200: OutputSerializer, 404: NOT_FOUND}, tags=["events"])
-    def get(self, request, event_id):
-        event = organizer_event(request, event_id)
-        return Response(self.OutputSerializer(event_stats(event=event)).data)
-
-
-class EventDietaryApi(APIView):
-    permission_classes = [IsOrganizer]
-
-    class OutputSerializer(serializers.Serializer):
-        dietary = serializers.CharField()
-        persons = serializers.IntegerField(help_text="Coming persons (members of a household) who gave this need")
-        with_others = serializers.IntegerField(
-            help_text="People without their own code those persons bring (small children), who may share it"
-        )
-        guests = DietaryGuestSerializer(many=True)
-
-    @extend_schema(
-        operation_id="event_dietary_report",
-        responses={200: OutputSerializer(many=True), 404: NOT_FOUND},
-        description=(
-            "Coming guests' dietary needs, per person, grouped by the text given (case-insensitive), "
-            "most persons first."
-        ),
-        tags=["events"],
-    )
-    def get(self, request, event_id):
-        event = organizer_event(request, event_id)
-        return Response(self.OutputSerializer(dietary_report(event=event), many=True).data)
-
-
-class QuestionAnswerCountSerializer(serializers.Serializer):
-    answer = serializers.CharField()
-    count = serializers.IntegerField(help_text="Coming persons who gave this answer")
-
-
-class EventQuestionReportApi(APIView):
-    permission_classes = [IsOrganizer]
-
-    class OutputSerializer(serializers.Serializer):
-        key = serializers.CharField()
-        label = serializers.CharField()
-        has_choices = serializers.BooleanField()
-        answers = QuestionAnswerCountSerializer(
-            many=True,
-            help_text="Every choice in the event's order (0 included), "
-            "or free-text answers grouped regardless of case, most given first",
-        )
-        answered = serializers.IntegerField(help_text="Coming persons who answered this question")
-        unanswered = serializers.IntegerField(help_text="Coming persons who did not")
-
-    @extend_schema(
-        operation_id="event_question_report",
-        responses={200: OutputSerializer(many=True), 404: NOT_FOUND},
-        description="Per custom question, how many coming persons gave each answer (e.g. 3 Vegetarian, 1 Fish).",
-        tags=["events"],
-    )
-    def get(self, request, event_id):
-        event = organizer_event(request, event_id)
-        return Response(self.OutputSerializer(question_report(event=event), many=True).data)
-
-
-class EventActivityApi(APIView):
-    permission_classes = [IsOrganizer]
-    pagination_class = Pagination
-
-    class FilterSerializer(serializers.Serializer):
-        sort = serializers.ChoiceField(choices=list(ACTIVITY_SORTS), required=False, default="last_access")
-        never_opened = serializers.BooleanField(
-            required=False, default=False, help_text="Only guests who never logged in"
-        )
-
-    class OutputSerializer(serializers.Serializer):
-        id = serializers.UUIDField()
-        first_name = serializers.CharField()
-        last_name = serializers.CharField()
-        status = serializers.ChoiceField(choices=Guest.Status.choices)
-        last_login_at = serializers.DateTimeField(allow_null=True)
-        last_access_at = serializers.DateTimeField(allow_null=True)
-        invited_at = serializers.DateTimeField(allow_null=True)
-        rsvp_at = serializers.DateTimeField(allow_null=True)
-
-    @extend_schema(
-        operation_id="event_activity",
-        parameters=[FilterSerializer],
-        responses={
-            200: OutputSerializer(many=True),
-            400: BAD_REQUEST,
-            404: OpenApiResponse(description="No such event in your organizations, or no such page"),
-        },
-        tags=["events"],
-    )
-    def get(self, request, event_id):
-        event = organizer_event(request, event_id)
-        filters = self.FilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        guests = guest_activity(
-            event=event,
-            sort=filters.validated_data["sort"],
-            never_opened_only=filters.validated_data["never_opened"],
-        )
-        return paginated_response(queryset=guests, serializer_class=self.OutputSerializer, request=request, view=self)
 
 
 # --- Ticket types of ticketed events -----------------------------------------------------------------
@@ -442,7 +308,7 @@ class EventTicketTypesApi(APIView):
             types = selectors.ticket_type_list(event=event)
             return Response(TicketTypeManagedSerializer(types, many=True).data)
         event = selectors.event_on_sale(event_id=event_id)
-        types = ticket_types_for_sale(event=event, access_code=filters.validated_data.get("access_code", ""))
+        types = selectors.ticket_types_for_sale(event=event, access_code=filters.validated_data.get("access_code", ""))
         return Response(TicketTypeSerializer(types, many=True).data)
 
     @extend_schema(

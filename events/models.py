@@ -11,7 +11,8 @@ from django.utils.translation import gettext_lazy as _
 
 from eventsaas.dates import is_sane_datetime, validate_sane_datetime
 from eventsaas.fields import MillisecondDateTimeField
-from tenants.models import Tenant, TenantScopedQuerySet
+from eventsaas.models import TenantScopedQuerySet
+from tenants.models import Tenant
 
 
 @functools.cache
@@ -173,9 +174,10 @@ class TicketTypeQuerySet(TenantScopedQuerySet):
 
 
 class TicketType(models.Model):
-    """What a ticketed event sells. `sold` and `reserved` are counters kept by billing's services.
+    """What a ticketed event sells. `sold` and `reserved` are counters owned by events.
 
-    Both change only through single-row conditional updates (billing.services), so
+    Both change only through events' single-row conditional updates (events.services.seats_*, called by
+    billing's orders), so
     `sold + reserved <= capacity` holds on every database without locks.
     """
 

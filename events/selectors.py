@@ -1,7 +1,8 @@
+from django.db.models import Q
 from django.shortcuts import get_object_or_404
 
+from events.hooks import EMPTY_NUMBERS, event_numbers_by_event
 from events.models import Event, TicketType
-from guests.selectors import event_headline_numbers_by_event
 
 
 def event_get(*, tenant, event_id) -> Event:
@@ -20,9 +21,9 @@ def event_list(*, tenant, include_archived: bool = False) -> list[Event]:
     if not include_archived:
         events = events.active()
     events = list(events.order_by("-starts_at"))
-    numbers = event_headline_numbers_by_event(tenant=tenant, event_ids=[e.pk for e in events])
+    numbers = event_numbers_by_event(tenant=tenant, event_ids=[e.pk for e in events])
     for event in events:
-        event.numbers = numbers.get(event.pk, {"invited": 0, "coming": 0, "declined": 0, "pending": 0, "head_count": 0})
+        event.numbers = numbers.get(event.pk, dict(EMPTY_NUMBERS))
     return events
 
 
@@ -41,3 +42,11 @@ def event_on_sale(*, event_id) -> Event:
 def ticket_type_list(*, event: Event) -> list[TicketType]:
     """Every ticket type of the event, on sale or not, in the organizer's order."""
     return list(TicketType.objects.filter(tenant_id=event.tenant_id, event_id=event.pk))
+
+
+def ticket_types_for_sale(*, event: Event, access_code: str = "") -> list[TicketType]:
+    """Types in their sales window the buyer may see (public ones, plus those unlocked by `access_code`)."""
+    visible = Q(access_code="")
+    if access_code.strip():
+        visible |= Q(access_code=access_code.strip())
+    return list(TicketType.objects.for_tenant(event.tenant).filter(visible, event_id=event.pk).on_sale())

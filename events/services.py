@@ -12,7 +12,8 @@ from django.utils.translation import gettext as _
 from events.models import Event, TicketType
 from eventsaas.dates import EARLIEST, LATEST
 from eventsaas.fields import now_as_stored
-from tenants.services import OrganizationNotVerified, audit_log_record, tenant_require_verified
+from eventsaas.services import audit_log_record
+from tenants.services import OrganizationNotVerified, tenant_require_verified
 
 EDITABLE_FIELDS = (
     "name",
@@ -296,6 +297,47 @@ def ticket_type_delete(*, ticket_type: TicketType, acting_user) -> None:
         )
         return
     raise ValidationError(_("Tickets of this type were sold or are held; take it off sale instead."))
+
+
+# --- Seats ---------------------------------------------------------------------------------------
+# Each function is one conditional UPDATE of one ticket type row; it returns
+# whether it applied. Events owns these counters; billing's orders call these functions and guard
+# the release/sell calls by the order's own status change, so each happens at most once per order.
+
+
+def seats_reserve(*, ticket_type_id, quantity: int) -> bool:
+    return bool(
+        TicketType.objects.filter(pk=ticket_type_id, sold__lte=F("capacity") - F("reserved") - quantity).update(
+            reserved=F("reserved") + quantity
+        )
+    )
+
+
+def seats_release(*, ticket_type_id, quantity: int) -> bool:
+    return bool(
+        TicketType.objects.filter(pk=ticket_type_id, reserved__gte=quantity).update(reserved=F("reserved") - quantity)
+    )
+
+
+def seats_sell_reserved(*, ticket_type_id, quantity: int) -> bool:
+    return bool(
+        TicketType.objects.filter(pk=ticket_type_id, reserved__gte=quantity).update(
+            reserved=F("reserved") - quantity, sold=F("sold") + quantity
+        )
+    )
+
+
+def seats_sell_unreserved(*, ticket_type_id, quantity: int) -> bool:
+    """Sell seats nobody holds (a payment after its order expired), if they are still free."""
+    return bool(
+        TicketType.objects.filter(pk=ticket_type_id, sold__lte=F("capacity") - F("reserved") - quantity).update(
+            sold=F("sold") + quantity
+        )
+    )
+
+
+def seats_unsell(*, ticket_type_id, quantity: int) -> bool:
+    return bool(TicketType.objects.filter(pk=ticket_type_id, sold__gte=quantity).update(sold=F("sold") - quantity))
 
 
 # --- dates from before the 1900-2200 rule ------------------------------------------------------

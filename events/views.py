@@ -4,14 +4,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from billing.selectors import sales_summary
 from events import selectors, services
 from events.forms import EventForm, TicketTypeForm
+from events.hooks import dashboard_context
 from events.models import TicketType
 from eventsaas.forms import add_service_errors
 from eventsaas.money import money_format
-from guests.selectors import event_stats
-from rsvp.selectors import change_requests_pending, change_requests_pending_count
 
 
 def event_list(request):
@@ -68,26 +66,9 @@ def event_archive(request, event_id):
 
 def event_dashboard(request, event_id):
     event = selectors.event_get(tenant=request.tenant, event_id=event_id)
-    if not event.is_ticketed:
-        context = {
-            "event": event,
-            "stats": event_stats(event=event),
-            "change_requests": change_requests_pending(event=event, limit=10),
-            "change_requests_count": change_requests_pending_count(event=event),
-        }
-        return render(request, "events/dashboard.html", context)
-    sales = sales_summary(event=event)
-    for row in sales.types:
-        currency = row.ticket_type.currency
-        row.price_display = money_format(row.ticket_type.price, currency)
-        row.revenue_display = money_format(row.revenue, currency)
-        row.refunded_display = money_format(row.refunded, currency)
-    money = {
-        "captured": money_format(sales.captured, sales.currency),
-        "refunded": money_format(sales.refunded, sales.currency),
-        "net": money_format(sales.net, sales.currency),
-    }
-    return render(request, "events/dashboard.html", {"event": event, "sales": sales, "money": money})
+    # Guests' numbers, rsvp's change requests and billing's sales come from the sections those apps
+    # register (events.hooks): events does not import the apps built on it.
+    return render(request, "events/dashboard.html", {"event": event, **dashboard_context(event)})
 
 
 # --- Ticket types (ticketed events) ---------------------------------------------------------------

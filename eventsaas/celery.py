@@ -7,7 +7,7 @@ transport, CELERY_BROKER_FOLDER) that the worker and beat started by bin/run
 read. docs/workers.md explains the choice and the reliability settings.
 
 Every task uses eventsaas.tasks.BaseTask: transient errors are retried with
-backoff, and a task that still fails is recorded as a tenants.FailedTask.
+backoff, and a task that still fails is recorded as a eventsaas.FailedTask.
 """
 
 import os

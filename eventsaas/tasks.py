@@ -6,7 +6,7 @@ share is here:
 
 - `BaseTask` (the app's default task class, see eventsaas/celery.py): late
   acknowledgement, retries with exponential backoff and jitter for transient
-  errors only, and a `tenants.FailedTask` row when a task fails for good.
+  errors only, and a `eventsaas.FailedTask` row when a task fails for good.
 - `enqueue_on_commit(task, **kwargs)`: send the task once the transaction that
   caused it has committed, so a worker never looks for a row that is not there
   yet (or never will be, after a rollback).
@@ -100,8 +100,8 @@ class BaseTask(DjangoTask):
 
 def record_task_failure(*, task_name, task_id="", args=(), kwargs=None, error, traceback="", retries=0, stage=None):
     """Store a FailedTask; never raises, because it runs inside failure handling."""
-    from tenants.models import FailedTask
-    from tenants.services import failed_task_record
+    from eventsaas.models import FailedTask
+    from eventsaas.services import failed_task_record
 
     try:
         failed_task_record(

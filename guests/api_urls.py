@@ -1,9 +1,13 @@
-"""/api/v1/ organizer endpoints for guests (namespace "api")."""
+"""/api/v1/ organizer endpoints for guests and the event reports that read them (namespace "api")."""
 
 from django.urls import path
 
 from guests.apis import (
+    EventActivityApi,
+    EventDietaryApi,
     EventGuestsApi,
+    EventQuestionReportApi,
+    EventStatsApi,
     GroupConnectApi,
     GuestBulkCreateApi,
     GuestCodeRegenerateApi,
@@ -30,4 +34,8 @@ urlpatterns = [
     path("events/<uuid:event_id>/groups", GroupConnectApi.as_view(), name="group-connect"),
     path("events/<uuid:event_id>/guests/<uuid:guest_id>/invite", GuestInviteApi.as_view(), name="guest-invite"),
     path("events/<uuid:event_id>/invitations", InvitationsSendApi.as_view(), name="invitations-send"),
+    path("events/<uuid:event_id>/stats", EventStatsApi.as_view(), name="event-stats"),
+    path("events/<uuid:event_id>/dietary", EventDietaryApi.as_view(), name="event-dietary"),
+    path("events/<uuid:event_id>/questions", EventQuestionReportApi.as_view(), name="event-questions"),
+    path("events/<uuid:event_id>/activity", EventActivityApi.as_view(), name="event-activity"),
 ]

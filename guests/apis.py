@@ -1,11 +1,12 @@
-"""The organizer's guest API: the guest list, adding guests (one or many), codes and households."""
+"""The organizer's guest API: the guest list, adding guests (one or many), codes and households, and the
+event reports that read guests (stats, dietary needs, custom questions, activity)."""
 
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from events.permissions import OrganizerEventApi
 from eventsaas.api import (
     BAD_REQUEST,
     FORBIDDEN,
@@ -18,7 +19,8 @@ from eventsaas.api import (
 from guests import notifications, selectors, services
 from guests.activity import track_activity
 from guests.models import Guest, GuestActivity
-from tenants.permissions import IsOrganizer, organizer_event
+from guests.permissions import OrganizerGuestApi
+from guests.selectors import ACTIVITY_SORTS, dietary_report, event_stats, guest_activity, question_report
 
 MAX_GROUP_SIZE = 100
 
@@ -86,8 +88,7 @@ class RowsField(serializers.ListField):
         return super().to_internal_value(data)
 
 
-class EventGuestsApi(APIView):
-    permission_classes = [IsOrganizer]
+class EventGuestsApi(OrganizerEventApi):
     pagination_class = Pagination
 
     class FilterSerializer(serializers.Serializer):
@@ -114,7 +115,7 @@ class EventGuestsApi(APIView):
         tags=["guests"],
     )
     def get(self, request, event_id):
-        event = organizer_event(request, event_id)
+        event = self.event
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         guests = selectors.guest_list(
@@ -134,16 +135,14 @@ class EventGuestsApi(APIView):
         tags=["guests"],
     )
     def post(self, request, event_id):
-        event = organizer_event(request, event_id, write=True)
+        event = self.event
         data = self.CreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         guest = services.guest_create(event=event, acting_user=acting_user(request), **data.validated_data)
         return Response(GuestSerializer(guest).data, status=status.HTTP_201_CREATED)
 
 
-class GuestBulkCreateApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class GuestBulkCreateApi(OrganizerEventApi):
     class InputSerializer(StrictSerializer):
         guests = RowsField(
             child=GuestInputSerializer(), allow_empty=False, min_length=1, max_length=services.BULK_CREATE_MAX_ROWS
@@ -172,7 +171,7 @@ class GuestBulkCreateApi(APIView):
         tags=["guests"],
     )
     def post(self, request, event_id):
-        event = organizer_event(request, event_id, write=True)
+        event = self.event
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
@@ -186,9 +185,7 @@ class GuestBulkCreateApi(APIView):
         return Response(self.OutputSerializer({"guests": guests}).data, status=status.HTTP_201_CREATED)
 
 
-class GuestDetailApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class GuestDetailApi(OrganizerGuestApi):
     class OutputSerializer(GuestSerializer):
         group_members = GroupMemberSerializer(many=True, help_text="The other guests of the household")
 
@@ -198,8 +195,7 @@ class GuestDetailApi(APIView):
 
     @extend_schema(operation_id="guest_read", responses={200: OutputSerializer, 404: NOT_FOUND}, tags=["guests"])
     def get(self, request, event_id, guest_id):
-        event = organizer_event(request, event_id)
-        guest = selectors.guest_get(event=event, guest_id=guest_id)
+        guest = self.guest
         guest.group_members = selectors.group_members(guest=guest)
         track_activity(guest=guest, kind=GuestActivity.Kind.ORGANIZER_VIEW, request=request, actor_user=request.user)
         return Response(self.OutputSerializer(guest).data)
@@ -211,8 +207,7 @@ class GuestDetailApi(APIView):
         tags=["guests"],
     )
     def patch(self, request, event_id, guest_id):
-        event = organizer_event(request, event_id, write=True)
-        guest = selectors.guest_get(event=event, guest_id=guest_id)
+        guest = self.guest
         data = self.UpdateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         guest = services.guest_update(guest=guest, acting_user=acting_user(request), **data.validated_data)
@@ -224,15 +219,12 @@ class GuestDetailApi(APIView):
         tags=["guests"],
     )
     def delete(self, request, event_id, guest_id):
-        event = organizer_event(request, event_id, write=True)
-        guest = selectors.guest_get(event=event, guest_id=guest_id)
+        guest = self.guest
         services.guest_delete(guest=guest, acting_user=acting_user(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class GuestCodeRegenerateApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class GuestCodeRegenerateApi(OrganizerGuestApi):
     @extend_schema(
         operation_id="guest_code_regenerate",
         request=None,
@@ -241,15 +233,12 @@ class GuestCodeRegenerateApi(APIView):
         tags=["guests"],
     )
     def post(self, request, event_id, guest_id):
-        event = organizer_event(request, event_id, write=True)
-        guest = selectors.guest_get(event=event, guest_id=guest_id)
+        guest = self.guest
         guest = services.guest_code_regenerate(guest=guest, acting_user=acting_user(request))
         return Response(GuestSerializer(guest).data)
 
 
-class GroupConnectApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class GroupConnectApi(OrganizerEventApi):
     class InputSerializer(StrictSerializer):
         guests = serializers.ListField(
             child=serializers.UUIDField(), min_length=2, max_length=MAX_GROUP_SIZE, help_text="Guest ids"
@@ -270,7 +259,7 @@ class GroupConnectApi(APIView):
         tags=["guests"],
     )
     def post(self, request, event_id):
-        event = organizer_event(request, event_id, write=True)
+        event = self.event
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
@@ -283,9 +272,7 @@ class GroupConnectApi(APIView):
         return Response(self.OutputSerializer({"group_id": group.group_id, "members": members}).data)
 
 
-class GuestGroupLeaveApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class GuestGroupLeaveApi(OrganizerGuestApi):
     @extend_schema(
         operation_id="guest_group_leave",
         request=None,
@@ -294,8 +281,7 @@ class GuestGroupLeaveApi(APIView):
         tags=["guests"],
     )
     def post(self, request, event_id, guest_id):
-        event = organizer_event(request, event_id, write=True)
-        guest = selectors.guest_get(event=event, guest_id=guest_id)
+        guest = self.guest
         guest = services.guest_group_leave(guest=guest, acting_user=acting_user(request))
         return Response(GuestSerializer(guest).data)
 
@@ -305,9 +291,7 @@ class InvitationsQueuedSerializer(serializers.Serializer):
     without_email = serializers.IntegerField(help_text="Selected guests skipped because they have no email")
 
 
-class GuestInviteApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class GuestInviteApi(OrganizerGuestApi):
     @extend_schema(
         operation_id="guest_invite",
         request=None,
@@ -316,15 +300,13 @@ class GuestInviteApi(APIView):
         tags=["guests"],
     )
     def post(self, request, event_id, guest_id):
-        event = organizer_event(request, event_id, write=True)
-        guest = selectors.guest_get(event=event, guest_id=guest_id)
+        event = self.event
+        guest = self.guest
         queued = notifications.guest_invitations_send(event=event, guests=[guest], acting_user=acting_user(request))
         return Response(InvitationsQueuedSerializer(queued).data, status=status.HTTP_202_ACCEPTED)
 
 
-class InvitationsSendApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class InvitationsSendApi(OrganizerEventApi):
     class InputSerializer(StrictSerializer):
         guests = serializers.ListField(
             child=serializers.UUIDField(),
@@ -354,7 +336,7 @@ class InvitationsSendApi(APIView):
         tags=["guests"],
     )
     def post(self, request, event_id):
-        event = organizer_event(request, event_id, write=True)
+        event = self.event
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         if data.validated_data.get("not_yet_invited"):
@@ -370,3 +352,125 @@ class InvitationsSendApi(APIView):
             event=event, guests=guests, acting_user=acting_user(request), first_only=first_only
         )
         return Response(InvitationsQueuedSerializer(queued).data, status=status.HTTP_202_ACCEPTED)
+
+
+# --- Reports on an event's guests (paths under events/<id>/) ----------------------------------------
+
+
+class DietaryGuestSerializer(serializers.Serializer):
+    id = serializers.UUIDField(source="pk")
+    first_name = serializers.CharField()
+    last_name = serializers.CharField()
+    num_guests = serializers.IntegerField()
+    group_id = serializers.UUIDField(allow_null=True)
+
+
+class EventStatsApi(OrganizerEventApi):
+    class OutputSerializer(serializers.Serializer):
+        invited = serializers.IntegerField()
+        coming = serializers.IntegerField()
+        declined = serializers.IntegerField()
+        pending = serializers.IntegerField()
+        never_logged_in = serializers.IntegerField()
+        invitations_sent = serializers.IntegerField()
+        head_count = serializers.IntegerField(help_text="People coming, as answered by the coming guests")
+        expected_head_count = serializers.IntegerField(help_text="People invited, children without a code included")
+        dietary_needs = serializers.IntegerField(help_text="Coming guests who gave dietary needs")
+
+    @extend_schema(operation_id="event_stats", responses={200: OutputSerializer, 404: NOT_FOUND}, tags=["events"])
+    def get(self, request, event_id):
+        event = self.event
+        return Response(self.OutputSerializer(event_stats(event=event)).data)
+
+
+class EventDietaryApi(OrganizerEventApi):
+    class OutputSerializer(serializers.Serializer):
+        dietary = serializers.CharField()
+        persons = serializers.IntegerField(help_text="Coming persons (members of a household) who gave this need")
+        with_others = serializers.IntegerField(
+            help_text="People without their own code those persons bring (small children), who may share it"
+        )
+        guests = DietaryGuestSerializer(many=True)
+
+    @extend_schema(
+        operation_id="event_dietary_report",
+        responses={200: OutputSerializer(many=True), 404: NOT_FOUND},
+        description=(
+            "Coming guests' dietary needs, per person, grouped by the text given (case-insensitive), "
+            "most persons first."
+        ),
+        tags=["events"],
+    )
+    def get(self, request, event_id):
+        event = self.event
+        return Response(self.OutputSerializer(dietary_report(event=event), many=True).data)
+
+
+class QuestionAnswerCountSerializer(serializers.Serializer):
+    answer = serializers.CharField()
+    count = serializers.IntegerField(help_text="Coming persons who gave this answer")
+
+
+class EventQuestionReportApi(OrganizerEventApi):
+    class OutputSerializer(serializers.Serializer):
+        key = serializers.CharField()
+        label = serializers.CharField()
+        has_choices = serializers.BooleanField()
+        answers = QuestionAnswerCountSerializer(
+            many=True,
+            help_text="Every choice in the event's order (0 included), "
+            "or free-text answers grouped regardless of case, most given first",
+        )
+        answered = serializers.IntegerField(help_text="Coming persons who answered this question")
+        unanswered = serializers.IntegerField(help_text="Coming persons who did not")
+
+    @extend_schema(
+        operation_id="event_question_report",
+        responses={200: OutputSerializer(many=True), 404: NOT_FOUND},
+        description="Per custom question, how many coming persons gave each answer (e.g. 3 Vegetarian, 1 Fish).",
+        tags=["events"],
+    )
+    def get(self, request, event_id):
+        event = self.event
+        return Response(self.OutputSerializer(question_report(event=event), many=True).data)
+
+
+class EventActivityApi(OrganizerEventApi):
+    pagination_class = Pagination
+
+    class FilterSerializer(serializers.Serializer):
+        sort = serializers.ChoiceField(choices=list(ACTIVITY_SORTS), required=False, default="last_access")
+        never_opened = serializers.BooleanField(
+            required=False, default=False, help_text="Only guests who never logged in"
+        )
+
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.UUIDField()
+        first_name = serializers.CharField()
+        last_name = serializers.CharField()
+        status = serializers.ChoiceField(choices=Guest.Status.choices)
+        last_login_at = serializers.DateTimeField(allow_null=True)
+        last_access_at = serializers.DateTimeField(allow_null=True)
+        invited_at = serializers.DateTimeField(allow_null=True)
+        rsvp_at = serializers.DateTimeField(allow_null=True)
+
+    @extend_schema(
+        operation_id="event_activity",
+        parameters=[FilterSerializer],
+        responses={
+            200: OutputSerializer(many=True),
+            400: BAD_REQUEST,
+            404: OpenApiResponse(description="No such event in your organizations, or no such page"),
+        },
+        tags=["events"],
+    )
+    def get(self, request, event_id):
+        event = self.event
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        guests = guest_activity(
+            event=event,
+            sort=filters.validated_data["sort"],
+            never_opened_only=filters.validated_data["never_opened"],
+        )
+        return paginated_response(queryset=guests, serializer_class=self.OutputSerializer, request=request, view=self)

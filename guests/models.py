@@ -9,8 +9,9 @@ from django.utils.translation import gettext_lazy as _
 
 from events.models import Event
 from eventsaas.fields import MillisecondDateTimeField
+from eventsaas.models import TenantScopedQuerySet
 from guests.codes import generate_code
-from tenants.models import Tenant, TenantScopedQuerySet
+from tenants.models import Tenant
 
 
 class GuestQuerySet(TenantScopedQuerySet):

@@ -31,8 +31,11 @@ from django.utils.translation import gettext_lazy as _
 from events.models import Event
 from eventsaas.fields import now_as_stored
 from eventsaas.mail import email_subject
+from eventsaas.services import audit_log_record
+from eventsaas.tasks import enqueue_on_commit
 from guests.models import Guest, GuestMessage
 from tenants.selectors import event_organizer_emails
+from tenants.services import tenant_require_verified
 
 logger = logging.getLogger(__name__)
 
@@ -126,9 +129,7 @@ def guest_invitations_send(*, event: Event, guests, acting_user, first_only: boo
     Each call is a new send (a resend), except `first_only`: "everyone not yet
     invited" shares one window, so clicking it twice sends once.
     """
-    from eventsaas.tasks import enqueue_on_commit
-    from guests.tasks import guest_invitation_send_task
-    from tenants.services import audit_log_record, tenant_require_verified
+    from guests.tasks import guest_invitation_send_task  # guests.tasks imports this module
 
     tenant_require_verified(tenant=event.tenant, action="email")
     window = FIRST_INVITATION_WINDOW if first_only else f"send:{uuid.uuid4()}"
@@ -181,8 +182,7 @@ def guest_confirmation_enqueue(*, guest: Guest) -> None:
     """After an answer is saved: confirm it to the guest by email (after commit), when they have one."""
     if not guest.email or guest.rsvp_at is None or not guest.tenant.is_verified:
         return
-    from eventsaas.tasks import enqueue_on_commit
-    from guests.tasks import guest_confirmation_send_task
+    from guests.tasks import guest_confirmation_send_task  # guests.tasks imports this module
 
     enqueue_on_commit(guest_confirmation_send_task, guest_id=str(guest.pk), window=guest.rsvp_at.isoformat())
 
@@ -221,8 +221,7 @@ def change_request_decided_enqueue(*, guest_id, request_id, approved: bool, resp
 
     Plain values, not the request: the request belongs to rsvp, which builds on guests.
     """
-    from eventsaas.tasks import enqueue_on_commit
-    from guests.tasks import change_request_decided_send_task
+    from guests.tasks import change_request_decided_send_task  # guests.tasks imports this module
 
     enqueue_on_commit(
         change_request_decided_send_task,

@@ -6,9 +6,10 @@ from django.db.models import Count, F, Q, Sum
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
+from eventsaas.models import AuditLog
 from guests.codes import name_key
 from guests.models import Guest, GuestActivity, GuestMessage
-from tenants.models import AuditLog, User
+from tenants.models import User
 
 COMING = Q(status=Guest.Status.COMING)
 HAS_DIETARY = ~Q(dietary="")

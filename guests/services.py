@@ -29,9 +29,9 @@ from django.utils.translation import gettext as _
 
 from eventsaas.db import atomic, is_transient_transaction_error, run_in_transaction
 from eventsaas.fields import MillisecondDateTimeField
+from eventsaas.services import audit_log_record, audit_log_record_many
 from guests.codes import generate_code, search_key
 from guests.models import Guest, GuestActivity
-from tenants.services import audit_log_record, audit_log_record_many
 
 EDITABLE_FIELDS = ("first_name", "last_name", "email", "phone", "expected_guests", "dietary")
 CODE_ATTEMPTS = 10

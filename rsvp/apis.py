@@ -15,6 +15,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from events.permissions import OrganizerEventApi
 from eventsaas.api import (
     BAD_REQUEST,
     ERROR,
@@ -27,11 +28,11 @@ from eventsaas.api import (
 )
 from guests.activity import track_activity
 from guests.models import Guest, GuestActivity
-from guests.selectors import guest_get
+from guests.permissions import OrganizerGuestApi
 from rsvp import selectors, services
 from rsvp.models import ChangeRequest
 from rsvp.throttling import RETRY_AFTER_SECONDS, guest_login_is_throttled
-from tenants.permissions import IsGuest, IsOrganizer, organizer_event
+from tenants.permissions import IsGuest
 from tenants.tokens import code_fingerprint, guest_access_token, guest_token_lifetime
 
 # --- what is read ----------------------------------------------------------------------------------
@@ -533,9 +534,7 @@ def household_data(household: services.Household) -> dict:
     ).data
 
 
-class GuestRsvpRecordApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class GuestRsvpRecordApi(OrganizerGuestApi):
     @extend_schema(
         operation_id="guest_rsvp_record",
         request=RSVP_ANSWER,
@@ -555,8 +554,8 @@ class GuestRsvpRecordApi(APIView):
         tags=["guests"],
     )
     def put(self, request, event_id, guest_id):
-        event = organizer_event(request, event_id, write=True)
-        guest = guest_get(event=event, guest_id=guest_id)
+        event = self.event
+        guest = self.guest
         guest.event = event
         answer = household_answer_from(request.data)
         try:
@@ -573,8 +572,7 @@ class OrganizerChangeRequestSerializer(ChangeRequestSerializer):
     decided_by_user_id = serializers.UUIDField(allow_null=True)
 
 
-class EventChangeRequestsApi(APIView):
-    permission_classes = [IsOrganizer]
+class EventChangeRequestsApi(OrganizerEventApi):
     pagination_class = Pagination
 
     class FilterSerializer(serializers.Serializer):
@@ -593,7 +591,7 @@ class EventChangeRequestsApi(APIView):
         tags=["guests"],
     )
     def get(self, request, event_id):
-        event = organizer_event(request, event_id)
+        event = self.event
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         requests = selectors.change_request_list(event=event, status=filters.validated_data["status"])
@@ -615,9 +613,7 @@ class DecisionInputSerializer(StrictSerializer):
 ALREADY_DECIDED = OpenApiResponse(ERROR, description="`already_decided`: the request was approved or declined before")
 
 
-class ChangeRequestApproveApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class ChangeRequestApproveApi(OrganizerEventApi):
     @extend_schema(
         operation_id="change_request_approve",
         request=DecisionInputSerializer,
@@ -635,7 +631,7 @@ class ChangeRequestApproveApi(APIView):
         tags=["guests"],
     )
     def post(self, request, event_id, change_request_id):
-        event = organizer_event(request, event_id, write=True)
+        event = self.event
         change = selectors.change_request_get(event=event, request_id=change_request_id)
         data = DecisionInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -655,9 +651,7 @@ class ChangeRequestApproveApi(APIView):
         return Response(OrganizerChangeRequestSerializer(change).data)
 
 
-class ChangeRequestDeclineApi(APIView):
-    permission_classes = [IsOrganizer]
-
+class ChangeRequestDeclineApi(OrganizerEventApi):
     @extend_schema(
         operation_id="change_request_decline",
         request=DecisionInputSerializer,
@@ -672,7 +666,7 @@ class ChangeRequestDeclineApi(APIView):
         tags=["guests"],
     )
     def post(self, request, event_id, change_request_id):
-        event = organizer_event(request, event_id, write=True)
+        event = self.event
         change = selectors.change_request_get(event=event, request_id=change_request_id)
         data = DecisionInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

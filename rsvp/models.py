@@ -7,8 +7,9 @@ from django.utils.translation import gettext_lazy as _
 
 from events.models import Event
 from eventsaas.fields import MillisecondDateTimeField
+from eventsaas.models import TenantScopedQuerySet
 from guests.models import Guest
-from tenants.models import Tenant, TenantScopedQuerySet
+from tenants.models import Tenant
 
 
 class ChangeRequest(models.Model):

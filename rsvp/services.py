@@ -39,12 +39,12 @@ from django.utils.translation import gettext as _
 
 from events.models import Event
 from events.services import event_answers_clean
+from eventsaas.services import audit_log_record
 from guests.codes import name_key, normalize_code
 from guests.models import Guest
 from guests.notifications import change_request_decided_enqueue, guest_confirmation_enqueue
 from guests.services import AnswerWrite, GuestAnswerConflict, guest_answers_apply
 from rsvp.models import ChangeRequest
-from tenants.services import audit_log_record
 
 DIETARY_MAX_LENGTH = 1000
 MAX_PEOPLE_PER_MEMBER = 50

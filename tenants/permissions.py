@@ -1,13 +1,12 @@
-"""The API's tenancy gate: role, organization and event come from the token's claims.
+"""The API's tenancy gate: role and organization come from the token's claims.
 
-Organizer endpoints call `organizer_tenant` or `organizer_event` first; both
-scope the lookup by the organizations in the token, so another organization's
-object is a 404 (never a 403), and a viewer's write is a 403.
+Organization endpoints call `organizer_tenant` first; it scopes the lookup by the organizations in the
+token, so another organization's object is a 404 (never a 403), and a viewer's write is a 403. The
+event-level gate built on it (`OrganizerEventApi`, `organizer_event`) is events' (events/permissions.py).
 """
 
 from rest_framework import exceptions, permissions
 
-from events.models import Event
 from eventsaas.logs import log_context
 from tenants.models import CHECK_IN_ROLES, Role, Tenant
 
@@ -29,7 +28,7 @@ class IsOrganizer(permissions.BasePermission):
 WRITE_ROLES = {Role.OWNER, Role.ADMIN}
 
 
-def _check_role(identity, tenant_id, *, write: bool, check_in: bool = False) -> str:
+def check_role(identity, tenant_id, *, write: bool, check_in: bool = False) -> str:
     role = identity.role_in(tenant_id)
     if role is None:
         raise exceptions.NotFound()
@@ -44,16 +43,6 @@ def organizer_tenant(request, tenant_slug: str, *, write: bool = False) -> Tenan
     tenant = Tenant.objects.filter(slug=tenant_slug, pk__in=request.user.tenant_ids).first()
     if tenant is None:
         raise exceptions.NotFound()
-    _check_role(request.user, tenant.pk, write=write)
+    check_role(request.user, tenant.pk, write=write)
     log_context(tenant_id=tenant.pk)
     return tenant
-
-
-def organizer_event(request, event_id, *, write: bool = False, check_in: bool = False) -> Event:
-    """The event of one of the token's organizations; `check_in` admits door staff (and editors), not viewers."""
-    event = Event.objects.select_related("tenant").filter(pk=event_id, tenant_id__in=request.user.tenant_ids).first()
-    if event is None:
-        raise exceptions.NotFound()
-    _check_role(request.user, event.tenant_id, write=write, check_in=check_in)
-    log_context(tenant_id=event.tenant_id)
-    return event

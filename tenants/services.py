@@ -1,8 +1,7 @@
-"""Write operations on organizations, memberships and invitations, and on failed tasks."""
+"""Write operations on organizations, memberships and invitations."""
 
 import secrets
 from datetime import timedelta
-from functools import partial
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -15,56 +14,14 @@ from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
-from eventsaas.fields import now_as_stored
 from eventsaas.mail import email_subject
-from tenants.models import AuditLog, FailedTask, Invitation, Membership, Role, Tenant
+from eventsaas.services import audit_log_record
+from tenants.models import Invitation, Membership, Role, Tenant
 from tenants.token_state import user_token_state_forget, user_tokens_revoke
 
 User = get_user_model()
 
 INVITATION_VALIDITY = timedelta(days=7)
-
-
-def audit_log_record(
-    *,
-    action,
-    tenant=None,
-    tenant_id=None,
-    event_id=None,
-    actor_user=None,
-    actor_guest_id=None,
-    object_id=None,
-    data=None,
-):
-    """Append one audit entry; every service that changes state calls this (tenant or tenant_id)."""
-    return AuditLog.objects.create(
-        tenant_id=tenant.pk if tenant is not None else tenant_id,
-        event_id=event_id,
-        action=action,
-        actor_user=actor_user if actor_user is not None and actor_user.is_authenticated else None,
-        actor_guest_id=actor_guest_id,
-        object_id=object_id,
-        data=data or {},
-    )
-
-
-def audit_log_record_many(*, entries: list[dict]) -> list[AuditLog]:
-    """Append several audit entries in one insert; each dict takes audit_log_record's keywords."""
-    rows = []
-    for entry in entries:
-        tenant, actor_user = entry.get("tenant"), entry.get("actor_user")
-        rows.append(
-            AuditLog(
-                tenant_id=tenant.pk if tenant is not None else entry.get("tenant_id"),
-                event_id=entry.get("event_id"),
-                action=entry["action"],
-                actor_user=actor_user if actor_user is not None and actor_user.is_authenticated else None,
-                actor_guest_id=entry.get("actor_guest_id"),
-                object_id=entry.get("object_id"),
-                data=entry.get("data") or {},
-            )
-        )
-    return AuditLog.objects.bulk_create(rows) if rows else []
 
 
 def _unique_tenant_slug(name: str) -> str:
@@ -380,53 +337,3 @@ def user_password_change(*, user, password: str, acting_user=None) -> None:
     user.save(update_fields=["password"])
     login_lockout_clear(email=user.email)
     audit_log_record(action="user.password_changed", actor_user=acting_user or user, object_id=user.pk)
-
-
-def failed_task_record(
-    *, task_name, args, kwargs, error, traceback="", task_id="", retries=0, stage=FailedTask.Stage.RUN
-) -> FailedTask:
-    """Store a task that failed for good. Idempotent per Celery task id (a failure handler may run twice)."""
-    fields = {
-        "task_name": task_name,
-        "args": args,
-        "kwargs": kwargs,
-        "error": error,
-        "traceback": traceback,
-        "retries": retries,
-        "stage": stage,
-    }
-    if not task_id:
-        return FailedTask.objects.create(**fields)
-    try:
-        with transaction.atomic():
-            return FailedTask.objects.create(task_id=task_id, **fields)
-    except IntegrityError:
-        return FailedTask.objects.get(task_id=task_id)
-
-
-def failed_task_retry(*, failed_task: FailedTask, acting_user) -> bool:
-    """Send the task again with its stored arguments, after commit; False if this row was already retried.
-
-    The compare-and-set on `retried_at` makes two staff members clicking
-    "Retry" at once send it once. If the retried run fails again, that failure
-    is a new FailedTask row.
-    """
-    from eventsaas.tasks import send_task, task_by_name
-
-    task = task_by_name(failed_task.task_name)  # KeyError for a task that no longer exists
-    now = now_as_stored()
-    retried_by = acting_user if acting_user is not None and acting_user.is_authenticated else None
-    won = FailedTask.objects.filter(pk=failed_task.pk, retried_at__isnull=True).update(
-        retried_at=now, retried_by=retried_by
-    )
-    if not won:
-        return False
-    failed_task.retried_at = now
-    audit_log_record(
-        action="task.retried",
-        actor_user=acting_user,
-        object_id=failed_task.pk,
-        data={"task": failed_task.task_name, "task_id": failed_task.task_id},
-    )
-    transaction.on_commit(partial(send_task, task, args=failed_task.args, kwargs=failed_task.kwargs))
-    return True

@@ -186,7 +186,7 @@ def organizer_logout(raw_refresh: str) -> None:
 
 
 def _audit_reuse(presented: OrganizerRefreshToken) -> None:
-    from tenants.services import audit_log_record
+    from eventsaas.services import audit_log_record
 
     audit_log_record(
         action="tokens.refresh_reused",

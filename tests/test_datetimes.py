@@ -21,7 +21,7 @@ from tests.factories import GuestFactory
 
 MICROS = dt.datetime(2026, 6, 1, 12, 0, 0, 123456, tzinfo=dt.UTC)
 STORED = dt.datetime(2026, 6, 1, 12, 0, 0, 123000, tzinfo=dt.UTC)
-OUR_APPS = ("tenants", "events", "guests", "rsvp", "billing")
+OUR_APPS = ("eventsaas", "tenants", "events", "guests", "rsvp", "billing")
 
 
 def test_truncation_drops_the_sub_millisecond_part_only():

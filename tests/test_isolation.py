@@ -18,9 +18,10 @@ import pytest
 from django.test import Client
 
 from events.models import Event
+from eventsaas.models import AuditLog
 from guests.models import Guest
 from rsvp.models import ChangeRequest
-from tenants.models import AuditLog, Invitation, Membership, Role, Tenant
+from tenants.models import Invitation, Membership, Role, Tenant
 from tests.factories import EventFactory, GuestFactory, MembershipFactory, TenantFactory
 from tests.rsvp.household_form import household_post, row
 

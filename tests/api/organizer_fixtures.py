@@ -8,8 +8,9 @@ import pytest
 from rest_framework.test import APIClient
 
 from events.models import Event
+from eventsaas.models import AuditLog
 from guests.models import Guest
-from tenants.models import AuditLog, Membership, Role
+from tenants.models import Membership, Role
 from tenants.tokens import guest_access_token, organizer_token_pair
 from tests.factories import EventFactory, GuestFactory, MembershipFactory, TenantFactory
 

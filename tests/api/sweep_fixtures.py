@@ -36,9 +36,10 @@ from rest_framework.permissions import AllowAny
 from billing import services as billing_services
 from billing.models import LedgerEntry, Order, Ticket
 from events.models import Event, TicketType
+from eventsaas.models import AuditLog
 from guests.models import Guest
 from rsvp.models import ChangeRequest
-from tenants.models import AuditLog, Invitation, Membership, Role, Tenant, User
+from tenants.models import Invitation, Membership, Role, Tenant, User
 from tenants.permissions import IsGuest, IsOrganizer
 from tenants.tokens import guest_access_token, organizer_token_pair
 from tests.factories import EventFactory, GuestFactory, MembershipFactory, TenantFactory, TicketTypeFactory

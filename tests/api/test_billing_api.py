@@ -16,7 +16,8 @@ from billing import payments
 from billing import services as billing_services
 from billing.models import LedgerEntry, Order, Ticket
 from events.models import Event, TicketType
-from tenants.models import AuditLog, Role
+from eventsaas.models import AuditLog
+from tenants.models import Role
 from tenants.tokens import organizer_token_pair
 from tests.api.organizer_fixtures import (  # noqa: F401
     api_client,

@@ -15,9 +15,9 @@ from django.utils import timezone
 
 from events import services
 from events.models import Event
+from eventsaas.models import AuditLog
 from guests.models import Guest
 from guests.selectors import question_report
-from tenants.models import AuditLog
 from tests.api.organizer_fixtures import (  # noqa: F401
     admin_api,
     api_client,

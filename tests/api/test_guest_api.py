@@ -10,10 +10,10 @@ from django.utils import timezone
 
 from events.models import Event
 from eventsaas.fields import now_as_stored
+from eventsaas.models import AuditLog
 from guests.models import Guest
 from guests.services import guest_code_regenerate
 from tenants.keys import keyring
-from tenants.models import AuditLog
 from tenants.token_verification import verify
 from tenants.tokens import organizer_token_pair
 from tests.factories import GuestFactory

@@ -12,9 +12,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from eventsaas.models import AuditLog
 from guests import services
 from guests.models import Guest
-from tenants.models import AuditLog
 from tests.api.organizer_fixtures import (  # noqa: F401
     admin_api,
     api_client,

@@ -10,7 +10,8 @@ import pytest
 from django.utils import timezone
 
 from events.models import Event, TicketType
-from tenants.models import AuditLog, Role
+from eventsaas.models import AuditLog
+from tenants.models import Role
 from tenants.tokens import organizer_token_pair
 from tests.api.organizer_fixtures import (  # noqa: F401
     api_client,

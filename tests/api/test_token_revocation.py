@@ -17,8 +17,9 @@ from django.core.cache import cache
 from django.db import connection
 from django.test import Client
 
+from eventsaas.models import AuditLog
 from tenants import tokens
-from tenants.models import AuditLog, Membership, RefreshTokenFamily, Role
+from tenants.models import Membership, RefreshTokenFamily, Role
 from tenants.token_state import organizer_access_is_current
 from tests.conftest import PASSWORD
 from tests.factories import MembershipFactory, UserFactory

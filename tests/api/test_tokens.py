@@ -27,11 +27,12 @@ from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.test import APIRequestFactory
 
 from events.models import Event
+from eventsaas.models import AuditLog
 from guests.models import Guest
 from tenants import token_verification
 from tenants.authentication import JWTAuthentication
 from tenants.keys import _thumbprint, keyring
-from tenants.models import AuditLog, Membership, Role, Tenant, User
+from tenants.models import Membership, Role, Tenant, User
 from tenants.token_verification import InvalidToken, verify
 from tenants.tokens import OrganizerAccessToken, guest_access_token, organizer_token_pair, sign
 from tests.factories import EventFactory, GuestFactory, MembershipFactory, TenantFactory

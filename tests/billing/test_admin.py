@@ -8,7 +8,7 @@ from billing import services
 from billing.models import LedgerEntry, Order, Ticket, WebhookEvent
 from billing.services import CheckoutItem, CheckoutRequest
 from events.models import TicketType
-from tenants.models import AuditLog
+from eventsaas.models import AuditLog
 from tests.factories import TicketedEventFactory, TicketTypeFactory, UserFactory
 
 

@@ -35,9 +35,12 @@ from billing.services import (
     webhook_event_process,
     webhook_receive,
 )
+from billing.services import orders as billing_orders
+from billing.services import webhooks as billing_webhooks
+from events import services as events_services
 from events.models import TicketType
 from eventsaas.db import atomic
-from tenants.models import AuditLog
+from eventsaas.models import AuditLog
 from tests.factories import TicketTypeFactory
 from tests.support.backends import WRITE_CONFLICT
 
@@ -162,7 +165,7 @@ def test_simultaneous_buyers_of_one_to_three_seats_never_oversell(ticketed_event
 
 def test_control_a_read_check_write_reservation_oversells_the_same_rush(ticketed_event, monkeypatch):
     """Without the conditional update the rush above sells more than the capacity: the race is real."""
-    monkeypatch.setattr(services, "seats_reserve", naive_seats_reserve)
+    monkeypatch.setattr(events_services, "seats_reserve", naive_seats_reserve)
     for _attempt in range(3):
         ticket_type = TicketTypeFactory(event=ticketed_event, capacity=CAPACITY)
         orders, _refused = rush(ticketed_event, ticket_type, [1] * BUYERS)
@@ -193,7 +196,7 @@ def test_simultaneous_deliveries_of_one_payment_book_it_once_and_issue_tickets_o
         # Stored once, then picked up by several workers at once (a redelivered task, a requeue sweep).
         payload, signature = payments.simulated_payment_event(order=order)
         with monkeypatch.context() as patch:
-            patch.setattr(services, "enqueue_on_commit", lambda *args, **kwargs: None)
+            patch.setattr(billing_webhooks, "enqueue_on_commit", lambda *args, **kwargs: None)
             row, _created = webhook_receive(payload=payload, signature=signature)
 
         def process():
@@ -239,9 +242,9 @@ def test_tickets_are_issued_once_while_another_delivery_holds_them_in_an_open_tr
     order = checkout_start(event=ticketed_event, request=buyer_request(ticket_type, 3, 0))
     holding, release = threading.Event(), threading.Event()
     conflicts = []
-    original = services.is_transient_transaction_error
+    original = billing_orders.is_transient_transaction_error
     monkeypatch.setattr(
-        services, "is_transient_transaction_error", lambda exc: conflicts.append(original(exc)) or original(exc)
+        billing_orders, "is_transient_transaction_error", lambda exc: conflicts.append(original(exc)) or original(exc)
     )
 
     def first_delivery():
@@ -316,7 +319,7 @@ def test_expiry_sweep_and_payment_at_the_same_moment_neither_leak_nor_double_rel
     is paid, or flagged for a refund when the seats went to the second buyer meanwhile.
     """
     later = timezone.now() + timedelta(hours=2)
-    monkeypatch.setattr(services, "_confirmation_task", NoEmail)
+    monkeypatch.setattr(billing_orders, "_confirmation_task", NoEmail)
 
     def new_round(n):
         ticket_type = TicketTypeFactory(event=ticketed_event, capacity=2, max_per_order=2)

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 
 from billing import notifications, payments, services
 from billing.models import LedgerEntry, Order, Ticket, WebhookEvent
-from tenants.models import AuditLog
+from eventsaas.models import AuditLog
 from tests.billing.conftest import (
     STANDARD_PRICE,
     VIP_PRICE,

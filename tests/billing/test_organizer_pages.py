@@ -19,7 +19,8 @@ from billing import services
 from billing.models import LedgerEntry, Order, Ticket
 from billing.services import CheckoutItem, CheckoutRequest
 from events.models import TicketType
-from tenants.models import AuditLog, Role
+from eventsaas.models import AuditLog
+from tenants.models import Role
 from tests.factories import (
     EventFactory,
     MembershipFactory,

@@ -15,8 +15,8 @@ from django.core.management import call_command
 
 from billing.notifications import order_confirmation_send
 from events.models import Event, TicketType
+from eventsaas.models import AuditLog
 from guests.notifications import guest_invitation_send
-from tenants.models import AuditLog
 from tenants.tokens import guest_access_token, organizer_token_pair
 from tests.factories import EventFactory, GuestFactory, TicketedEventFactory, TicketTypeFactory
 

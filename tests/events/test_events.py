@@ -9,9 +9,10 @@ from django.urls import reverse
 
 from events.models import Event
 from events.services import event_archive, event_create, event_update, questions_from_text
+from eventsaas.models import AuditLog
 from guests.models import Guest
 from rsvp.services import HouseholdAnswer, RsvpClosed, guest_authenticate, rsvp_submit
-from tenants.models import AuditLog, Role
+from tenants.models import Role
 from tests.factories import EventFactory, GuestFactory, TenantFactory
 from tests.rsvp.household_form import household_post, row
 

@@ -6,7 +6,8 @@ import pytest
 from django.urls import reverse
 
 from events.models import Event, TicketType
-from tenants.models import AuditLog, Role
+from eventsaas.models import AuditLog
+from tenants.models import Role
 from tests.factories import EventFactory, TicketedEventFactory, TicketTypeFactory
 
 UTC = dt.UTC

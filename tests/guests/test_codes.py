@@ -3,11 +3,12 @@
 import pytest
 from django.urls import reverse
 
+from eventsaas.models import AuditLog
 from guests import services
 from guests.codes import CODE_ALPHABET, CODE_LENGTH, generate_code, normalize_code, normalize_name
 from guests.models import Guest
 from rsvp.services import guest_authenticate
-from tenants.models import AuditLog, Role
+from tenants.models import Role
 from tests.factories import GuestFactory
 
 LOOK_ALIKES = set("0O1IL")

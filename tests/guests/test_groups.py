@@ -8,10 +8,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from eventsaas.models import AuditLog
 from guests.models import Guest
 from guests.services import guest_group_connect, guest_group_leave
 from rsvp.services import household_for
-from tenants.models import AuditLog, Role
+from tenants.models import Role
 from tests.factories import EventFactory, GuestFactory
 from tests.support.backends import statements
 

@@ -3,11 +3,11 @@
 import pytest
 from django.urls import reverse
 
+from eventsaas.models import AuditLog
 from guests import services
 from guests.codes import name_key, search_key
 from guests.models import Guest
 from rsvp.services import guest_authenticate
-from tenants.models import AuditLog
 from tests.api.organizer_fixtures import organizer_client
 from tests.factories import EventFactory, GuestFactory, UserFactory
 

@@ -15,7 +15,7 @@ from django.apps import apps
 from tests.support import mongo_shadow
 
 LISTING = Path(__file__).resolve().parents[2] / "docs" / "mongodb-indexes.txt"
-OUR_APPS = ("tenants", "events", "guests", "rsvp", "billing")
+OUR_APPS = ("eventsaas", "tenants", "events", "guests", "rsvp", "billing")
 
 
 @pytest.fixture(scope="module")

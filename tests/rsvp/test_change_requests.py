@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from events.models import Event
+from eventsaas.models import AuditLog
 from guests.models import Guest, GuestMessage
 from guests.services import guest_group_leave
 from rsvp.models import ChangeRequest
@@ -24,7 +25,7 @@ from rsvp.services import (
     change_request_decline,
     rsvp_submit,
 )
-from tenants.models import AuditLog, Role, Tenant
+from tenants.models import Role, Tenant
 from tests.api.organizer_fixtures import organizer_client
 from tests.factories import MembershipFactory, UserFactory
 from tests.rsvp.household_form import household_post, row

@@ -8,9 +8,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from events.models import Event
+from eventsaas.models import AuditLog
 from guests.models import Guest
 from rsvp.services import HouseholdAnswer, MemberChoice, RsvpNeedsConfirmation, rsvp_record, rsvp_submit
-from tenants.models import AuditLog, Role
+from tenants.models import Role
 from tests.api.organizer_fixtures import organizer_client
 from tests.factories import EventFactory, MembershipFactory
 from tests.rsvp.household_form import household_post, row

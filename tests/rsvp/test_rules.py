@@ -13,6 +13,7 @@ from pymongo.errors import OperationFailure
 
 from events.models import Event
 from eventsaas.fields import truncate_to_milliseconds
+from eventsaas.models import AuditLog
 from guests import services as guest_services
 from guests.models import Guest
 from guests.selectors import event_stats
@@ -29,7 +30,6 @@ from rsvp.services import (
     household_for,
     rsvp_submit,
 )
-from tenants.models import AuditLog
 from tests.factories import EventFactory, GuestFactory
 from tests.support.backends import statements
 

@@ -4,8 +4,8 @@ import threading
 
 from celery import shared_task
 
+from eventsaas.services import audit_log_record
 from eventsaas.tasks import TransientError
-from tenants.services import audit_log_record
 
 #: Calls seen by the tasks below, in this process (the in-process worker shares it).
 calls: list[dict] = []

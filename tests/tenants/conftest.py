@@ -7,8 +7,9 @@ import pytest
 from django.utils import timezone
 
 from events.models import Event
+from eventsaas.models import AuditLog
 from guests.models import Guest
-from tenants.models import AuditLog, Invitation, Membership, Role, Tenant, User
+from tenants.models import Invitation, Membership, Role, Tenant, User
 
 
 def db_snapshot() -> dict:

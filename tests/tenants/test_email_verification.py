@@ -14,9 +14,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from events.models import Event
+from eventsaas.models import AuditLog
 from guests import notifications
 from guests.models import Guest
-from tenants.models import AuditLog, Tenant, User
+from tenants.models import Tenant, User
 from tenants.services import email_verification_token
 from tenants.tokens import organizer_token_pair
 from tests.factories import EventFactory, GuestFactory, TicketedEventFactory, TicketTypeFactory

@@ -4,15 +4,15 @@ import pytest
 from django.db import transaction
 
 from eventsaas.db import atomic as db_atomic
+from eventsaas.models import AuditLog, FailedTask
+from eventsaas.services import failed_task_retry
 from eventsaas.tasks import BaseTask, enqueue_on_commit
-from tenants.models import AuditLog, FailedTask
-from tenants.services import failed_task_retry
 from tests.factories import UserFactory
 from tests.support import tasks
 from tests.support.backends import NO_ROLLBACK, ON_COMMIT_AT_ONCE
 from tests.support.celery import celery_config
 
-ADMIN_URL = "/admin/tenants/failedtask/"
+ADMIN_URL = "/admin/eventsaas/failedtask/"
 
 
 @pytest.fixture(autouse=True)

@@ -10,8 +10,9 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
 from django.utils import timezone
 
+from eventsaas.models import AuditLog
 from tenants import services
-from tenants.models import AuditLog, Invitation, Membership, Role, User
+from tenants.models import Invitation, Membership, Role, User
 from tests.conftest import PASSWORD
 from tests.factories import MembershipFactory, TenantFactory, UserFactory
 

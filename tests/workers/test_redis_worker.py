@@ -8,11 +8,11 @@ from unittest import mock
 import pytest
 from django.db import connection
 
+from eventsaas.models import AuditLog, FailedTask
 from eventsaas.tasks import enqueue_on_commit
 from guests.activity import ACTIVITY_QUEUE
 from guests.models import Guest, GuestActivity
 from guests.tasks import guest_activity_flush_task
-from tenants.models import AuditLog, FailedTask
 from tests.factories import UserFactory
 from tests.support import tasks
 from tests.workers.conftest import wait_for
@@ -106,7 +106,7 @@ def test_retry_from_the_admin_re_enqueues_the_task_on_the_worker(celery_worker, 
     tasks.state["fixed"] = True  # the outage is over
     client.force_login(UserFactory(is_staff=True, is_superuser=True))
     response = client.post(
-        "/admin/tenants/failedtask/", {"action": "retry_selected", "_selected_action": [str(failed.pk)]}
+        "/admin/eventsaas/failedtask/", {"action": "retry_selected", "_selected_action": [str(failed.pk)]}
     )
 
     assert response.status_code == 302

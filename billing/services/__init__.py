@@ -1,0 +1,87 @@
+"""Write operations of ticketed events: checkout, payments from webhooks, refunds, tickets, check-in.
+
+Every invariant is a single-row compare-and-set or a unique constraint, so it
+holds on SQLite, PostgreSQL and MongoDB alike without locks or multi-row
+transactions (../shared/DESIGN.md):
+
+- seats: `TicketType.sold + reserved <= capacity` through conditional updates;
+- order status arrows: `filter(pk=..., status=<from>).update(status=<to>)`, and
+  only the caller whose update matched does the side effects (seat release,
+  selling the reserved seats);
+- tickets: unique (order, seat); ledger: unique (Stripe object, kind);
+  webhook events: unique Stripe event id.
+
+One module per concern: checkout, orders (the status arrows, payments, tickets), refunds, checkin,
+webhooks, and their helpers seats (an order's lines against events' seat counters) and ledger.
+The names below are the package's interface for views, APIs and tasks.
+"""
+
+from billing.services.checkin import (
+    CheckInResult,
+    ticket_check_in,
+)
+from billing.services.checkout import (
+    MAX_TICKETS_PER_ORDER,
+    CheckoutItem,
+    CheckoutRequest,
+    PaymentsUnavailable,
+    SoldOut,
+    checkout_start,
+    order_cancel_path,
+    order_page_path,
+    test_checkout_path,
+)
+from billing.services.orders import (
+    order_cancel_by_buyer,
+    order_close,
+    order_confirmation_resend,
+    order_payment_record,
+    order_review_accept,
+    orders_expire_due,
+    tickets_issue,
+)
+from billing.services.refunds import (
+    REFUNDABLE,
+    order_refund,
+    order_refunds_sync,
+    refunds_apply,
+    ticket_void,
+)
+from billing.services.webhooks import (
+    WEBHOOK_HANDLERS,
+    order_simulate_payment,
+    webhook_event_process,
+    webhook_events_requeue_stale,
+    webhook_receive,
+)
+
+__all__ = [
+    "CheckInResult",
+    "CheckoutItem",
+    "CheckoutRequest",
+    "MAX_TICKETS_PER_ORDER",
+    "PaymentsUnavailable",
+    "REFUNDABLE",
+    "SoldOut",
+    "WEBHOOK_HANDLERS",
+    "checkout_start",
+    "order_cancel_by_buyer",
+    "order_cancel_path",
+    "order_close",
+    "order_confirmation_resend",
+    "order_page_path",
+    "order_payment_record",
+    "order_refund",
+    "order_refunds_sync",
+    "order_review_accept",
+    "order_simulate_payment",
+    "orders_expire_due",
+    "refunds_apply",
+    "test_checkout_path",
+    "ticket_check_in",
+    "ticket_void",
+    "tickets_issue",
+    "webhook_event_process",
+    "webhook_events_requeue_stale",
+    "webhook_receive",
+]

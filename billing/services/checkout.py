@@ -1,0 +1,234 @@
+"""Checkout: the buyer's order, its seats held while they pay, and its pages."""
+
+import logging
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from billing import payments
+from billing.models import Order
+from billing.services.orders import order_close
+from billing.services.seats import order_lines_reserve
+from events import services as events_services
+from events.models import Event, TicketType
+from eventsaas.services import audit_log_record
+
+logger = logging.getLogger(__name__)
+
+
+MAX_TICKETS_PER_ORDER = 100
+
+
+class SoldOut(Exception):
+    """Some requested ticket types do not have enough seats left; nothing was reserved."""
+
+    def __init__(self, ticket_types: list[TicketType]):
+        super().__init__(", ".join(t.name for t in ticket_types))
+        self.ticket_types = ticket_types
+
+
+class PaymentsUnavailable(Exception):
+    """No way to take payments right now (not configured, or the provider failed); nothing was charged."""
+
+
+# --- Checkout -------------------------------------------------------------------------
+
+
+@dataclass
+class CheckoutItem:
+    ticket_type_id: str
+    quantity: int
+
+
+@dataclass
+class CheckoutRequest:
+    items: list[CheckoutItem]
+    buyer_name: str
+    buyer_email: str
+    attendee_names: list[str] = field(default_factory=list)
+    dietary: str = ""
+    answers: dict = field(default_factory=dict)
+    access_code: str = ""
+    language: str = "en"
+
+
+def _checkout_lines(*, event: Event, request: CheckoutRequest, at) -> tuple[list[dict], list[dict]]:
+    """Validated order lines and attendees, or a ValidationError with field messages."""
+    wanted: dict[str, int] = {}
+    for item in request.items:
+        if item.quantity < 0:
+            raise ValidationError({"items": _("Quantities cannot be negative.")})
+        if item.quantity:
+            wanted[str(item.ticket_type_id)] = wanted.get(str(item.ticket_type_id), 0) + item.quantity
+    if not wanted:
+        raise ValidationError({"items": _("Choose at least one ticket.")})
+    types = {
+        str(t.pk): t
+        for t in TicketType.objects.filter(tenant_id=event.tenant_id, event_id=event.pk, pk__in=list(wanted))
+    }
+    lines, errors = [], []
+    for type_id, quantity in wanted.items():
+        ticket_type = types.get(type_id)
+        visible = ticket_type is not None and (
+            not ticket_type.access_code or ticket_type.access_code == request.access_code.strip()
+        )
+        if not visible:
+            errors.append(_("This ticket type is not on sale for this event."))
+            continue
+        if not ticket_type.is_in_sales_window(at):
+            errors.append(_("“%(name)s” is not on sale now.") % {"name": ticket_type.name})
+            continue
+        if quantity > ticket_type.max_per_order:
+            errors.append(
+                _("At most %(max)s “%(name)s” tickets per order.")
+                % {"max": ticket_type.max_per_order, "name": ticket_type.name}
+            )
+            continue
+        lines.append(
+            {
+                "ticket_type": type_id,
+                "name": ticket_type.name,
+                "quantity": quantity,
+                "unit_price": ticket_type.price,
+                "currency": ticket_type.currency,
+            }
+        )
+    if errors:
+        raise ValidationError({"items": errors})
+    if len({line["currency"] for line in lines}) > 1:
+        raise ValidationError({"items": _("Tickets in different currencies need separate orders.")})
+    total_quantity = sum(line["quantity"] for line in lines)
+    if total_quantity > MAX_TICKETS_PER_ORDER:
+        raise ValidationError({"items": _("At most %(max)s tickets per order.") % {"max": MAX_TICKETS_PER_ORDER}})
+    names = [name.strip() for name in request.attendee_names]
+    if names and len(names) != total_quantity:
+        raise ValidationError({"attendees": _("Give one name per ticket (%(count)s).") % {"count": total_quantity}})
+    if event.attendee_names_required and (not names or not all(names)):
+        raise ValidationError({"attendees": _("Give the name of the person for each ticket.")})
+    if any(len(name) > 200 for name in names):
+        raise ValidationError({"attendees": _("Names can have at most 200 characters.")})
+    attendees = []
+    for line in lines:
+        for _seat in range(line["quantity"]):
+            attendees.append({"ticket_type": line["ticket_type"], "name": names[len(attendees)] if names else ""})
+    return lines, attendees
+
+
+def _buyer_clean(request: CheckoutRequest) -> Order:
+    """The buyer's name and email checked (field messages); an unsaved Order carrying just those two."""
+    buyer = Order(buyer_name=request.buyer_name.strip(), buyer_email=request.buyer_email.strip())
+    buyer_errors = {}
+    if not buyer.buyer_name:
+        buyer_errors["buyer_name"] = _("Enter your name.")
+    try:
+        Order._meta.get_field("buyer_email").run_validators(buyer.buyer_email)
+        if not buyer.buyer_email:
+            raise ValidationError(_("Enter your email address."))
+    except ValidationError as exc:
+        buyer_errors["buyer_email"] = exc.messages
+    if buyer_errors:
+        raise ValidationError(buyer_errors)
+    return buyer
+
+
+def _order_store_with_session(
+    *, order: Order, event: Event, lines: list[dict], success_url: str, cancel_url: str
+) -> tuple[str, str]:
+    """Insert the pending order and create its Checkout Session: (session id, url). On any failure the
+    held seats go back (through the order's arrow once it exists) and the error is raised."""
+    try:
+        order.save(force_insert=True)
+        return payments.checkout_session_create(
+            order=order,
+            event=event,
+            success_url=success_url or _absolute(order_page_path(order)) + "?paid=1",
+            cancel_url=cancel_url or _absolute(order_cancel_path(order)),
+        )
+    except Exception as exc:
+        # Give the seats back through the order's own arrow, so the sweep cannot release them twice.
+        if order._state.adding is False:
+            order_close(order=order, to=Order.Status.CANCELLED, reason="checkout_failed")
+        else:
+            for line in lines:
+                events_services.seats_release(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+        if isinstance(exc, (payments.PaymentProviderError, payments.TransientError)):
+            logger.warning("Checkout session for order %s failed: %s", order.pk, exc)
+            raise PaymentsUnavailable(
+                _("The payment provider is not answering; nothing was charged. Try again.")
+            ) from exc
+        raise
+
+
+def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str = "", cancel_url: str = "") -> Order:
+    """Reserve the seats, create a pending order and its Checkout Session.
+
+    Raises ValidationError (bad input, field messages), SoldOut (which types lack
+    seats; nothing reserved) or PaymentsUnavailable (nothing reserved or charged).
+    `success_url`/`cancel_url` are absolute; by default the order and cancel pages.
+    """
+    if not event.is_on_sale or not event.tenant.is_verified:
+        raise ValidationError({"items": _("Tickets for this event are not on sale.")})
+    mode = payments.payment_mode()
+    if mode == "off":
+        raise PaymentsUnavailable(_("Ticket sales are not open yet: payments are not configured."))
+    now = timezone.now()
+    lines, attendees = _checkout_lines(event=event, request=request, at=now)
+    buyer = _buyer_clean(request)
+    answers = events_services.event_answers_clean(event=event, answers=request.answers)
+
+    failed = order_lines_reserve(lines)
+    if failed:
+        raise SoldOut(list(TicketType.objects.filter(pk__in=failed)))
+
+    hold = timedelta(minutes=settings.ORDER_HOLD_MINUTES)
+    order = Order(
+        tenant_id=event.tenant_id,
+        event_id=event.pk,
+        buyer_name=buyer.buyer_name,
+        buyer_email=buyer.buyer_email,
+        lines=[{k: v for k, v in line.items() if k != "currency"} for line in lines],
+        attendees=attendees,
+        dietary=request.dietary.strip()[:2000],
+        answers=answers,
+        total=sum(line["quantity"] * line["unit_price"] for line in lines),
+        currency=lines[0]["currency"],
+        is_test=mode == "test",
+        language=request.language,
+        created_at=now,
+        expires_at=now + hold,
+    )
+    session_id, url = _order_store_with_session(
+        order=order, event=event, lines=lines, success_url=success_url, cancel_url=cancel_url
+    )
+    order.stripe_session_id = session_id
+    order.checkout_url = url or _absolute(test_checkout_path(order))
+    Order.objects.filter(pk=order.pk).update(stripe_session_id=session_id, checkout_url=order.checkout_url)
+    audit_log_record(
+        action="order.created",
+        tenant_id=event.tenant_id,
+        event_id=event.pk,
+        object_id=order.pk,
+        data={"total": order.total, "currency": order.currency, "quantity": order.quantity, "test": order.is_test},
+    )
+    return order
+
+
+def _absolute(path: str) -> str:
+    return settings.SITE_URL + path
+
+
+def order_page_path(order: Order) -> str:
+    return reverse("billing:order", kwargs={"order_id": order.pk, "token": order.access_token})
+
+
+def order_cancel_path(order: Order) -> str:
+    return reverse("billing:order-cancel", kwargs={"order_id": order.pk, "token": order.access_token})
+
+
+def test_checkout_path(order: Order) -> str:
+    return reverse("billing:test-checkout", kwargs={"order_id": order.pk, "token": order.access_token})

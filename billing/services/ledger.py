@@ -1,0 +1,45 @@
+"""The money ledger: each Stripe payment or refund booked once (unique per Stripe object and kind)."""
+
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q, Sum
+from django.db.models.functions import Greatest
+
+from billing.models import LedgerEntry, Order
+
+
+def ledger_book(*, order: Order, kind: str, amount: int, currency: str, stripe_object_id: str) -> bool:
+    """Book a payment or refund once; False if it was booked already."""
+    try:
+        # A savepoint on PostgreSQL. Not a MongoDB transaction: a plain insert there waits
+        # for a racing one and then fails on the unique index, like SQL (eventsaas.db.atomic).
+        with transaction.atomic():
+            LedgerEntry.objects.create(
+                tenant_id=order.tenant_id,
+                event_id=order.event_id,
+                order_id=order.pk,
+                kind=kind,
+                amount=amount,
+                currency=currency,
+                stripe_object_id=stripe_object_id,
+            )
+    except IntegrityError:
+        return False
+    return True
+
+
+def ledger_totals(order: Order) -> tuple[int, int]:
+    sums = LedgerEntry.objects.filter(order_id=order.pk).aggregate(
+        paid=Sum("amount", filter=Q(kind=LedgerEntry.Kind.PAYMENT), default=0),
+        refunded=Sum("amount", filter=Q(kind=LedgerEntry.Kind.REFUND), default=0),
+    )
+    return sums["paid"], sums["refunded"]
+
+
+def order_amounts_sync(order: Order) -> None:
+    """Copy the ledger's totals onto the order; Greatest keeps a late, stale reader from moving them back."""
+    paid, refunded = ledger_totals(order)
+    Order.objects.filter(pk=order.pk).update(
+        paid_amount=Greatest(F("paid_amount"), paid), refunded_amount=Greatest(F("refunded_amount"), refunded)
+    )
+    order.paid_amount = max(order.paid_amount, paid)
+    order.refunded_amount = max(order.refunded_amount, refunded)

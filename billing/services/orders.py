@@ -1,0 +1,272 @@
+"""Order arrows: expiry and cancellation, payments recorded from Stripe, tickets issued, review."""
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from billing import payments
+from billing.models import LedgerEntry, Order, Ticket
+from billing.services.ledger import ledger_book, order_amounts_sync
+from billing.services.refunds import refunds_apply
+from billing.services.seats import order_lines_reserve
+from events import services as events_services
+from eventsaas.db import atomic, is_transient_transaction_error
+from eventsaas.fields import now_as_stored
+from eventsaas.services import audit_log_record
+from eventsaas.tasks import enqueue_on_commit
+
+logger = logging.getLogger(__name__)
+
+
+def order_close(*, order: Order, to: str, reason: str, acting_user=None) -> bool:
+    """pending -> expired | cancelled, releasing the reserved seats. False if the order had moved on."""
+    if to not in {Order.Status.EXPIRED, Order.Status.CANCELLED}:
+        raise ValueError(f"An order closes as expired or cancelled, not {to!r}.")
+    now = now_as_stored()
+    moved = Order.objects.filter(pk=order.pk, status=Order.Status.PENDING).update(status=to, closed_at=now)
+    if not moved:
+        return False
+    for line in order.lines:
+        events_services.seats_release(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+    order.status, order.closed_at = to, now
+    audit_log_record(
+        action=f"order.{to}",
+        tenant_id=order.tenant_id,
+        event_id=order.event_id,
+        actor_user=acting_user,
+        object_id=order.pk,
+        data={"reason": reason},
+    )
+    return True
+
+
+def order_cancel_by_buyer(*, order: Order) -> bool:
+    """The buyer left Checkout: free the seats now and close the session so it cannot be paid later."""
+    cancelled = order_close(order=order, to=Order.Status.CANCELLED, reason="buyer_cancelled")
+    if cancelled:
+        payments.checkout_session_expire(session_id=order.stripe_session_id)
+    return cancelled
+
+
+def orders_expire_due(*, now=None) -> int:
+    """The sweep: expire pending orders past their time (plus a grace for late webhooks). Returns how many."""
+    cutoff = (now or timezone.now()) - timedelta(seconds=settings.ORDER_EXPIRY_GRACE_SECONDS)
+    expired = 0
+    for order in Order.objects.filter(status=Order.Status.PENDING, expires_at__lte=cutoff).order_by("expires_at")[
+        :1000
+    ]:
+        if order_close(order=order, to=Order.Status.EXPIRED, reason="sweep"):
+            expired += 1
+            # A hold shorter than Stripe's 30-minute minimum leaves the session open: close it, so it cannot be paid.
+            payments.checkout_session_expire(session_id=order.stripe_session_id)
+    return expired
+
+
+def order_payment_record(*, order: Order, payment_intent_id: str, amount: int, currency: str) -> Order:
+    """Money for `order` was captured: book it, then make the order paid and issue its tickets, once.
+
+    Safe to call any number of times, in any order with the other webhook
+    handlers: the ledger entry is unique per payment, the status arrows are
+    compare-and-set, tickets are unique per seat.
+    """
+    ledger_book(
+        order=order, kind=LedgerEntry.Kind.PAYMENT, amount=amount, currency=currency, stripe_object_id=payment_intent_id
+    )
+    if not order.stripe_payment_intent_id:
+        Order.objects.filter(pk=order.pk, stripe_payment_intent_id="").update(
+            stripe_payment_intent_id=payment_intent_id
+        )
+        order.stripe_payment_intent_id = payment_intent_id
+    order_amounts_sync(order)
+    order.refresh_from_db(fields=["status", "attention", "paid_at"])
+    now = timezone.now()
+
+    if amount != order.total or currency != order.currency:
+        _mismatch_flag(order, amount=amount, currency=currency)
+        order.refresh_from_db()
+        return order
+
+    if order.status == Order.Status.PENDING:
+        if Order.objects.filter(pk=order.pk, status=Order.Status.PENDING).update(status=Order.Status.PAID, paid_at=now):
+            for line in order.lines:
+                events_services.seats_sell_reserved(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+            _paid_audit(order, late=False)
+        else:
+            # Closed (sweep, expiry event) since the read above, or paid by another delivery: read it again.
+            order.refresh_from_db(fields=["status"])
+    if order.status in {Order.Status.EXPIRED, Order.Status.CANCELLED}:
+        _late_payment_accept(order, now=now)
+
+    order.refresh_from_db()
+    if order.is_paid:
+        tickets_issue(order=order)
+        refunds_apply(order)
+        enqueue_on_commit(_confirmation_task(), order_id=str(order.pk))
+    return order
+
+
+def _mismatch_flag(order: Order, *, amount: int, currency: str) -> None:
+    """Not silently accepted: the organizer sees the order and decides (refund it, or accept it).
+
+    A pending order keeps its seats (needs review); one that already gave them back
+    is refund due. Re-read and retried when the sweep closes the order in between.
+    """
+    for _attempt in range(3):
+        if order.status not in {Order.Status.PENDING, Order.Status.EXPIRED, Order.Status.CANCELLED}:
+            return
+        to = Order.Status.NEEDS_REVIEW if order.status == Order.Status.PENDING else Order.Status.REFUND_DUE
+        if Order.objects.filter(pk=order.pk, status=order.status).update(
+            status=to, attention=Order.Attention.AMOUNT_MISMATCH
+        ):
+            audit_log_record(
+                action="order.amount_mismatch",
+                tenant_id=order.tenant_id,
+                event_id=order.event_id,
+                object_id=order.pk,
+                data={"expected": [order.total, order.currency], "reported": [amount, currency]},
+            )
+            _attention_notify(order)
+            return
+        order.refresh_from_db(fields=["status", "attention"])
+
+
+def _late_payment_accept(order: Order, *, now) -> None:
+    """A payment for an order that already gave its seats back: honour it if seats are free, else flag it.
+
+    The order is claimed first (attention "late_payment", a compare-and-set), so of
+    several deliveries arriving together only one takes seats: otherwise one could
+    take the last seats while another, finding none, sent the buyer to a refund.
+    """
+    previous = order.status
+    claimed = Order.objects.filter(pk=order.pk, status=previous, attention="").update(
+        attention=Order.Attention.LATE_PAYMENT
+    )
+    if not claimed:
+        return
+    failed = order_lines_reserve(
+        order.lines, reserve=events_services.seats_sell_unreserved, undo=events_services.seats_unsell
+    )
+    mine = Order.objects.filter(pk=order.pk, status=previous, attention=Order.Attention.LATE_PAYMENT)
+    if not failed:
+        if mine.update(status=Order.Status.PAID, paid_at=now, attention=""):
+            _paid_audit(order, late=True)
+        else:
+            for line in order.lines:  # the order moved on meanwhile: give these seats back
+                events_services.seats_unsell(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+        return
+    if mine.update(status=Order.Status.REFUND_DUE, attention=Order.Attention.SEATS_GONE):
+        audit_log_record(
+            action="order.refund_due",
+            tenant_id=order.tenant_id,
+            event_id=order.event_id,
+            object_id=order.pk,
+            data={"reason": "seats_gone", "sold_out_ticket_types": failed},
+        )
+        _attention_notify(order)
+
+
+def _attention_notify(order: Order) -> None:
+    from billing.tasks import order_attention_notify_task
+
+    enqueue_on_commit(order_attention_notify_task, order_id=str(order.pk))
+
+
+def _paid_audit(order: Order, *, late: bool) -> None:
+    audit_log_record(
+        action="order.paid",
+        tenant_id=order.tenant_id,
+        event_id=order.event_id,
+        object_id=order.pk,
+        data={"late": late, "total": order.total, "currency": order.currency},
+    )
+
+
+def _confirmation_task():
+    from billing.tasks import order_confirmation_send_task
+
+    return order_confirmation_send_task
+
+
+def tickets_issue(*, order: Order) -> list[Ticket]:
+    """One ticket per seat of a paid order; creating the missing ones only, so calling it again is harmless."""
+    existing = {t.seat: t for t in Ticket.objects.filter(order_id=order.pk)}
+    prices = {line["ticket_type"]: line["unit_price"] for line in order.lines}
+    missing = [
+        Ticket(
+            tenant_id=order.tenant_id,
+            event_id=order.event_id,
+            order_id=order.pk,
+            ticket_type_id=attendee["ticket_type"],
+            seat=seat,
+            attendee_name=attendee.get("name", ""),
+            price=prices[attendee["ticket_type"]],
+            currency=order.currency,
+        )
+        for seat, attendee in enumerate(order.attendees, start=1)
+        if seat not in existing
+    ]
+    if missing:
+        try:
+            with atomic():
+                Ticket.objects.bulk_create(missing)
+        except Exception as exc:  # a failed MongoDB commit raises pymongo's error, not a DatabaseError
+            # Another delivery is issuing this order's tickets at the same moment: SQL
+            # reports the seats it took (IntegrityError), a MongoDB transaction that
+            # touched them first aborts with WriteConflict. Either way add the seats one
+            # by one; each insert waits for the other writer, and the unique (order, seat)
+            # index keeps the seats it stored.
+            if not (isinstance(exc, IntegrityError) or is_transient_transaction_error(exc)):
+                raise
+            for ticket in missing:
+                try:
+                    with transaction.atomic():  # a savepoint on PostgreSQL; a plain insert on MongoDB
+                        ticket.save(force_insert=True)
+                except IntegrityError:
+                    pass
+    return list(Ticket.objects.filter(order_id=order.pk).order_by("seat"))
+
+
+def order_review_accept(*, order: Order, acting_user) -> Order:
+    """The organizer accepts a payment whose amount differed: the held seats are sold and tickets issued."""
+    if not Order.objects.filter(pk=order.pk, status=Order.Status.NEEDS_REVIEW).update(
+        status=Order.Status.PAID, paid_at=order.paid_at or timezone.now()
+    ):
+        raise ValidationError(_("Only an order that needs review can be accepted."))
+    for line in order.lines:
+        events_services.seats_sell_reserved(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+    audit_log_record(
+        action="order.review_accepted",
+        tenant_id=order.tenant_id,
+        event_id=order.event_id,
+        actor_user=acting_user,
+        object_id=order.pk,
+    )
+    order.refresh_from_db()
+    tickets_issue(order=order)
+    # A refund made while it was in review still counts: status and voided tickets follow it.
+    refunds_apply(order)
+    order.refresh_from_db()
+    enqueue_on_commit(_confirmation_task(), order_id=str(order.pk))
+    return order
+
+
+def order_confirmation_resend(*, order: Order, acting_user) -> None:
+    """Send the tickets email again (the buyer lost it, or gave a wrong address that was corrected)."""
+    if not order.is_paid:
+        raise ValidationError(_("Only a paid order has tickets to send."))
+    # Reopen the email's claim; the task claims it again, so two clicks still send one email.
+    Order.objects.filter(pk=order.pk).update(confirmation_sent_at=None, confirmation_claimed_at=None)
+    audit_log_record(
+        action="order.confirmation_resent",
+        tenant_id=order.tenant_id,
+        event_id=order.event_id,
+        actor_user=acting_user,
+        object_id=order.pk,
+        data={"to": order.buyer_email},
+    )
+    enqueue_on_commit(_confirmation_task(), order_id=str(order.pk))

@@ -1,0 +1,133 @@
+"""Refunds: by the organizer or seen from Stripe, booked once in the ledger; voided tickets."""
+
+import logging
+
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from billing import payments
+from billing.models import LedgerEntry, Order, Ticket
+from billing.services.ledger import ledger_book, order_amounts_sync
+from events import services as events_services
+from eventsaas.money import money_format
+from eventsaas.services import audit_log_record
+
+logger = logging.getLogger(__name__)
+
+
+REFUNDABLE = {Order.Status.PAID, Order.Status.PARTIALLY_REFUNDED, Order.Status.REFUND_DUE, Order.Status.NEEDS_REVIEW}
+
+
+def order_refund(*, order: Order, acting_user, amount: int | None = None) -> Order:
+    """Refund (part of) what the buyer paid, through Stripe; voids the tickets the refund covers."""
+    order.refresh_from_db()
+    if order.status not in REFUNDABLE or order.refundable_amount <= 0:
+        raise ValidationError({"amount": _("This order has nothing left to refund.")})
+    amount = order.refundable_amount if amount is None else amount
+    if not 0 < amount <= order.refundable_amount:
+        raise ValidationError(
+            {
+                "amount": _("Refund between 0.01 and %(max)s.")
+                % {"max": money_format(order.refundable_amount, order.currency)}
+            }
+        )
+    try:
+        refund = payments.refund_create(
+            order=order,
+            amount=amount,
+            # The same click sent twice is one refund at Stripe; a new refund after it is another key.
+            idempotency_key=f"order-{order.pk}-refund-{order.refunded_amount}-{amount}",
+        )
+    except (payments.PaymentProviderError, payments.TransientError) as exc:
+        raise ValidationError({"amount": _("Stripe did not accept the refund: %(error)s") % {"error": exc}}) from exc
+    _refund_book(order=order, refund=refund, acting_user=acting_user)
+    order_amounts_sync(order)
+    refunds_apply(order)
+    order.refresh_from_db()
+    return order
+
+
+def _refund_book(*, order: Order, refund: dict, acting_user=None, by_stripe: bool = False) -> bool:
+    """Book one Stripe refund in the ledger and the audit log, once (unique on the refund id)."""
+    booked = ledger_book(
+        order=order,
+        kind=LedgerEntry.Kind.REFUND,
+        amount=refund["amount"],
+        currency=refund["currency"],
+        stripe_object_id=refund["id"],
+    )
+    if booked:
+        audit_log_record(
+            action="order.refunded",
+            tenant_id=order.tenant_id,
+            event_id=order.event_id,
+            actor_user=acting_user,
+            object_id=order.pk,
+            data={
+                "amount": refund["amount"],
+                "currency": refund["currency"],
+                "refund": refund["id"],
+                "by": "stripe" if by_stripe else "organizer",
+            },
+        )
+    return booked
+
+
+def order_refunds_sync(*, order: Order) -> Order:
+    """Stripe says the charge was refunded (maybe from its dashboard): book every refund it knows, then apply."""
+    for refund in payments.refunds_list(payment_intent_id=order.stripe_payment_intent_id):
+        _refund_book(order=order, refund=refund, by_stripe=True)
+    order_amounts_sync(order)
+    refunds_apply(order)
+    order.refresh_from_db()
+    return order
+
+
+def refunds_apply(order: Order) -> None:
+    """Move the status to (partially) refunded and void the tickets the refunded money covers."""
+    if order.refunded_amount <= 0:
+        return
+    order.refresh_from_db(fields=["status", "paid_amount", "refunded_amount"])
+    full = order.refunded_amount >= order.paid_amount
+    target = Order.Status.REFUNDED if full else Order.Status.PARTIALLY_REFUNDED
+    sources = [s for s in REFUNDABLE if s != target]
+    if order.status in sources and (full or order.status == Order.Status.PAID):
+        if Order.objects.filter(pk=order.pk, status=order.status).update(status=target):
+            if order.status == Order.Status.NEEDS_REVIEW and full:
+                # It still held reserved seats: a refunded order sells nothing.
+                for line in order.lines:
+                    events_services.seats_release(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+            order.status = target
+    _tickets_void_for_refund(order, full=full)
+
+
+def _tickets_void_for_refund(order: Order, *, full: bool) -> None:
+    """Void tickets, last seat first, while the refunded money covers their price. Each void frees its seat."""
+    tickets = list(Ticket.objects.filter(order_id=order.pk).order_by("-seat"))
+    covered = sum(t.price for t in tickets if not t.is_valid)
+    for ticket in tickets:
+        if not ticket.is_valid:
+            continue
+        if not full and covered + ticket.price > order.refunded_amount:
+            break
+        if ticket_void(ticket=ticket):
+            covered += ticket.price
+
+
+def ticket_void(*, ticket: Ticket, acting_user=None) -> bool:
+    """valid -> void, once; the seat goes back on sale."""
+    if not Ticket.objects.filter(pk=ticket.pk, status=Ticket.Status.VALID).update(
+        status=Ticket.Status.VOID, voided_at=timezone.now()
+    ):
+        return False
+    events_services.seats_unsell(ticket_type_id=ticket.ticket_type_id, quantity=1)
+    ticket.status = Ticket.Status.VOID
+    audit_log_record(
+        action="ticket.voided",
+        tenant_id=ticket.tenant_id,
+        event_id=ticket.event_id,
+        actor_user=acting_user,
+        object_id=ticket.pk,
+    )
+    return True

@@ -1,0 +1,165 @@
+"""Stripe webhooks: stored once, processed in a task, checked against our own rows."""
+
+import logging
+import uuid
+from datetime import timedelta
+
+from django.db.models import F
+from django.utils import timezone
+
+from billing import payments
+from billing.models import Order, WebhookEvent
+from billing.services.orders import order_close, order_payment_record
+from billing.services.refunds import order_refunds_sync
+from eventsaas.tasks import TransientError, enqueue_on_commit
+
+logger = logging.getLogger(__name__)
+
+
+def webhook_receive(*, payload: bytes, signature: str) -> tuple[WebhookEvent, bool]:
+    """Verify, store once, enqueue processing. Returns (event row, whether it was new).
+
+    Raises stripe.SignatureVerificationError or ValueError for anything that is
+    not a recent event signed with our secret; nothing is stored then.
+    """
+    event = payments.event_verify(payload=payload, signature=signature)
+    row, created = WebhookEvent.objects.get_or_create(
+        stripe_event_id=event["id"],
+        defaults={
+            "type": event.get("type", ""),
+            "payload": event,
+            "is_test": str(event["id"]).startswith(f"evt_{payments.TEST_ID_PREFIX}"),
+        },
+    )
+    if created:
+        from billing.tasks import webhook_event_process_task
+
+        enqueue_on_commit(webhook_event_process_task, webhook_event_id=str(row.pk))
+    return row, created
+
+
+def _uuid_or_none(value) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(str(value))
+    except (TypeError, ValueError):
+        return None
+
+
+def _order_for_session(session: dict) -> Order | None:
+    """Our order for a Checkout Session, checked against the ids we gave Stripe (the payload is only a trigger)."""
+    metadata = session.get("metadata") or {}
+    order_id = _uuid_or_none(metadata.get("order_id") or session.get("client_reference_id"))
+    tenant_id, event_id = _uuid_or_none(metadata.get("tenant_id")), _uuid_or_none(metadata.get("event_id"))
+    if not (order_id and tenant_id and event_id):
+        return None
+    order = Order.objects.filter(pk=order_id, tenant_id=tenant_id, event_id=event_id).first()
+    if order is None or (order.stripe_session_id and order.stripe_session_id != session.get("id")):
+        return None
+    return order
+
+
+def _on_session_paid(session: dict) -> Order | None:
+    order = _order_for_session(session)
+    if order is None:
+        return None
+    if session.get("payment_status") != "paid":
+        # Delayed methods (bank debits): wait for async_payment_succeeded / failed.
+        if session.get("payment_intent") and not order.stripe_payment_intent_id:
+            Order.objects.filter(pk=order.pk, stripe_payment_intent_id="").update(
+                stripe_payment_intent_id=session["payment_intent"]
+            )
+        return order
+    return order_payment_record(
+        order=order,
+        payment_intent_id=session.get("payment_intent") or session["id"],
+        amount=int(session.get("amount_total") or 0),
+        currency=str(session.get("currency") or ""),
+    )
+
+
+def _on_session_failed(session: dict) -> Order | None:
+    order = _order_for_session(session)
+    if order is not None:
+        order_close(order=order, to=Order.Status.CANCELLED, reason="payment_failed")
+    return order
+
+
+def _on_session_expired(session: dict) -> Order | None:
+    order = _order_for_session(session)
+    if order is not None:
+        order_close(order=order, to=Order.Status.EXPIRED, reason="checkout_expired")
+    return order
+
+
+def _on_charge_refunded(charge: dict) -> Order | None:
+    payment_intent = charge.get("payment_intent")
+    if not payment_intent:
+        return None
+    order = Order.objects.filter(stripe_payment_intent_id=payment_intent).first()
+    if order is None:
+        metadata = charge.get("metadata") or {}
+        order_id, tenant_id = _uuid_or_none(metadata.get("order_id")), _uuid_or_none(metadata.get("tenant_id"))
+        if order_id and tenant_id and Order.objects.filter(pk=order_id, tenant_id=tenant_id).exists():
+            # Ours, but its checkout.session.completed has not been processed yet (events
+            # arrive in any order): retry later rather than lose the refund.
+            raise TransientError("The payment of this refund is not recorded yet.")
+        return None
+    return order_refunds_sync(order=order)
+
+
+WEBHOOK_HANDLERS = {
+    "checkout.session.completed": _on_session_paid,
+    "checkout.session.async_payment_succeeded": _on_session_paid,
+    "checkout.session.async_payment_failed": _on_session_failed,
+    "checkout.session.expired": _on_session_expired,
+    "charge.refunded": _on_charge_refunded,
+}
+
+
+def webhook_event_process(*, webhook_event: WebhookEvent) -> WebhookEvent:
+    """Run the handler of a stored event; a no-op once it was processed. Errors are stored, then raised."""
+    if webhook_event.status in {WebhookEvent.Status.PROCESSED, WebhookEvent.Status.IGNORED}:
+        return webhook_event
+    WebhookEvent.objects.filter(pk=webhook_event.pk).update(attempts=F("attempts") + 1)
+    handler = WEBHOOK_HANDLERS.get(webhook_event.type)
+    obj = (webhook_event.payload.get("data") or {}).get("object") or {}
+    try:
+        order = handler(obj) if handler else None
+    except Exception as exc:
+        WebhookEvent.objects.filter(pk=webhook_event.pk).exclude(status=WebhookEvent.Status.PROCESSED).update(
+            status=WebhookEvent.Status.FAILED, error=f"{type(exc).__name__}: {exc}"
+        )
+        raise
+    status = WebhookEvent.Status.PROCESSED if order is not None else WebhookEvent.Status.IGNORED
+    WebhookEvent.objects.filter(pk=webhook_event.pk).exclude(status=status).update(
+        status=status,
+        processed_at=timezone.now(),
+        error="",
+        tenant_id=order.tenant_id if order is not None else None,
+        order_id=order.pk if order is not None else None,
+    )
+    webhook_event.refresh_from_db()
+    return webhook_event
+
+
+def webhook_events_requeue_stale(*, older_than_seconds: int = 300) -> int:
+    """Send again events stored but never processed (the enqueue failed, or the worker died)."""
+    from billing.tasks import webhook_event_process_task
+
+    cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
+    stale = WebhookEvent.objects.filter(
+        status__in=[WebhookEvent.Status.RECEIVED, WebhookEvent.Status.FAILED], received_at__lte=cutoff, attempts__lt=10
+    ).values_list("pk", flat=True)[:500]
+    count = 0
+    for pk in stale:
+        enqueue_on_commit(webhook_event_process_task, webhook_event_id=str(pk))
+        count += 1
+    return count
+
+
+def order_simulate_payment(*, order: Order, paid: bool = True) -> WebhookEvent:
+    """Test-payment mode: pay (or abandon) the order through a locally signed event and the normal webhook path."""
+    event_type = "checkout.session.completed" if paid else "checkout.session.expired"
+    payload, signature = payments.simulated_payment_event(order=order, event_type=event_type)
+    row, _created = webhook_receive(payload=payload, signature=signature)
+    return row  # processed by the task once the transaction commits

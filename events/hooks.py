@@ -1,0 +1,45 @@
+"""Extension points for the apps built on events (guests, rsvp, billing).
+
+Events owns the organizer's event list and dashboard, but their numbers come from apps that depend
+on events; those apps register a provider from their `AppConfig.ready()`, so events imports none
+of them and the app map keeps one direction (docs/architecture.md).
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+from events.models import Event
+
+EventNumbers = Callable[..., dict[Any, dict[str, int]]]
+DashboardSection = Callable[[Event], dict[str, Any]]
+
+EMPTY_NUMBERS = {"invited": 0, "coming": 0, "declined": 0, "pending": 0, "head_count": 0}
+
+_numbers_provider: list[EventNumbers] = []
+_dashboard_sections: list[DashboardSection] = []
+
+
+def register_event_numbers(provider: EventNumbers) -> EventNumbers:
+    """`provider(*, tenant, event_ids)` returns headline numbers by event id (guests registers it)."""
+    _numbers_provider[:] = [provider]
+    return provider
+
+
+def register_dashboard_section(section: DashboardSection) -> DashboardSection:
+    """`section(event)` returns context for the organizer dashboard page (empty when it does not apply)."""
+    if section not in _dashboard_sections:
+        _dashboard_sections.append(section)
+    return section
+
+
+def event_numbers_by_event(*, tenant, event_ids: list) -> dict[Any, dict[str, int]]:
+    if not _numbers_provider or not event_ids:
+        return {}
+    return _numbers_provider[0](tenant=tenant, event_ids=event_ids)
+
+
+def dashboard_context(event: Event) -> dict[str, Any]:
+    context: dict[str, Any] = {}
+    for section in _dashboard_sections:
+        context.update(section(event))
+    return context
