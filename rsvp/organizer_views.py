@@ -78,6 +78,12 @@ def change_request_list(request, event_id):
 
 
 @require_http_methods(["GET", "POST"])
+def _no_longer_fits(error: Exception) -> str:
+    """Why a proposed answer cannot be applied now: the rules' own message, or the household changed."""
+    message = " ".join(error.messages) if isinstance(error, ValidationError) else ""
+    return message or _("The household changed: this answer no longer fits it.")
+
+
 def change_request_detail(request, event_id, request_id):
     """A guest's request: what it would change now, the guest's message; approve or decline (once)."""
     event = event_get(tenant=request.tenant, event_id=event_id)
@@ -108,8 +114,7 @@ def change_request_detail(request, event_id, request_id):
         except services.ChangeRequestAlreadyDecided:
             messages.warning(request, _("Someone decided this request already."))
         except (ValidationError, services.RsvpNeedsConfirmation, services.RsvpConflict) as error:
-            problem = " ".join(error.messages) if isinstance(error, ValidationError) else ""
-            problem = problem or _("The household changed: this answer no longer fits it.")
+            problem = _no_longer_fits(error)
             status = 400
         if not problem:
             return redirect(
@@ -128,8 +133,7 @@ def change_request_detail(request, event_id, request_id):
             plan = services.rsvp_preview(guest=guest, answer=services.HouseholdAnswer.from_data(change.proposed))
             preview = plan.proposals
         except (ValidationError, services.RsvpNeedsConfirmation) as error:
-            preview_error = " ".join(error.messages) if isinstance(error, ValidationError) else ""
-            preview_error = preview_error or _("The household changed: this answer no longer fits it.")
+            preview_error = _no_longer_fits(error)
     context = {
         "event": event,
         "change": change,
