@@ -31,8 +31,11 @@ from django.utils import timezone
 from django.utils.crypto import salted_hmac
 from kombu import Exchange, Queue
 
+from eventsaas.celery import app
 from eventsaas.maintenance import maintenance_is_on
+from eventsaas.tasks import TRANSIENT_ERRORS
 from guests.models import GuestActivity
+from guests.services import ActivityBatchResult, guest_activity_record_batch
 
 logger = logging.getLogger(__name__)
 
@@ -150,12 +153,8 @@ def _client_hash(request) -> str:
 
 
 def _deliver(event: ActivityEvent) -> None:
-    from eventsaas.celery import app
-
     if app.conf.task_always_eager:
         # Tasks run in-process, so no worker drains a queue: the same service, a batch of one.
-        from guests.services import guest_activity_record_batch
-
         try:
             guest_activity_record_batch(events=[event])
         except Exception:
@@ -177,8 +176,6 @@ class _BrokerGate:
         self.dropped = 0
 
     def publish(self, event: ActivityEvent) -> bool:
-        from eventsaas.celery import app
-
         now = time.monotonic()
         if now < self.closed_until:
             self.dropped += 1
@@ -238,8 +235,6 @@ def activity_flush(*, batch_size: int | None = None, max_seconds: float = 60) ->
     writes the batch's events one by one, so one bad event cannot block the
     queue forever.
     """
-    from eventsaas.celery import app
-
     batch_size = batch_size or settings.ACTIVITY_FLUSH_BATCH
     deadline = time.monotonic() + max_seconds
     result = FlushResult()
@@ -267,9 +262,6 @@ def _take(queue, count: int) -> list:
 
 
 def _write(messages, result: FlushResult) -> None:
-    from eventsaas.tasks import TRANSIENT_ERRORS
-    from guests.services import guest_activity_record_batch
-
     result.messages += len(messages)
     parsed = []
     for message in messages:
@@ -298,8 +290,6 @@ def _write(messages, result: FlushResult) -> None:
 
 
 def _write_one_by_one(events):
-    from guests.services import ActivityBatchResult, guest_activity_record_batch
-
     total = ActivityBatchResult()
     for event in events:
         try:

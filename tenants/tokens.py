@@ -20,6 +20,7 @@ from rest_framework_simplejwt.backends import TokenBackend
 from rest_framework_simplejwt.exceptions import TokenError
 from rest_framework_simplejwt.tokens import AccessToken, RefreshToken
 
+from eventsaas.services import audit_log_record
 from tenants.keys import keyring
 from tenants.token_verification import InvalidToken
 from tenants.token_verification import verify as verify_token
@@ -186,8 +187,6 @@ def organizer_logout(raw_refresh: str) -> None:
 
 
 def _audit_reuse(presented: OrganizerRefreshToken) -> None:
-    from eventsaas.services import audit_log_record
-
     audit_log_record(
         action="tokens.refresh_reused",
         object_id=presented.get("fam"),

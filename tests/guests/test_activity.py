@@ -205,7 +205,7 @@ def test_tracking_never_raises_even_if_the_write_fails(household, monkeypatch, d
     def broken(**kwargs):
         raise RuntimeError("database on fire")
 
-    monkeypatch.setattr("guests.services.guest_activity_record_batch", broken)
+    monkeypatch.setattr("guests.activity.guest_activity_record_batch", broken)
     with django_capture_on_commit_callbacks(execute=True):
         track_activity(guest=household[0], kind=Kind.LOGIN)  # no exception
 
@@ -280,7 +280,7 @@ def test_a_transient_database_error_puts_the_batch_back_for_the_next_flush(memor
         raise OperationalError("server closed the connection")
 
     with monkeypatch.context() as patch:
-        patch.setattr("guests.services.guest_activity_record_batch", database_gone)
+        patch.setattr("guests.activity.guest_activity_record_batch", database_gone)
         with pytest.raises(OperationalError):
             activity_flush()
     assert _queued(memory_broker) == 1
@@ -302,7 +302,7 @@ def test_one_unwritable_event_does_not_block_the_queue(memory_broker, household,
             raise ValueError("bug")
         return real(events=events)
 
-    monkeypatch.setattr("guests.services.guest_activity_record_batch", fails_for_lisa)
+    monkeypatch.setattr("guests.activity.guest_activity_record_batch", fails_for_lisa)
     result = activity_flush()
 
     assert (result.rows_inserted, result.dropped) == (1, 1)
