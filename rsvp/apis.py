@@ -394,7 +394,7 @@ def guest_from_token(request) -> Guest:
         .first()
     )
     if guest is None or guest.event.is_archived or code_fingerprint(guest.code) != claims.get("code_fp"):
-        raise exceptions.AuthenticationFailed("This token is no longer valid; log in again.")
+        raise exceptions.AuthenticationFailed(_("This token is no longer valid; log in again."))
     return guest
 
 
