@@ -67,12 +67,12 @@ def paginated_response(*, queryset, serializer_class, request, view) -> Response
 
 
 class FilteredListApi:
-    """Mixin of a list endpoint whose query string is read by the list's FilterSet (`filterset_class`).
-
-    `valid_filters()` is the FilterSet with its values checked; a bad value is a 400 with the parameter's
-    errors (`{"code": "invalid", "errors": {"status": [...]}}`), as for a body. The OpenAPI parameters are
-    generated from the same FilterSet by drf-spectacular's django-filter support (eventsaas.openapi).
-    """
+    # Mixin of a list endpoint whose query string is read by the list's FilterSet (`filterset_class`).
+    # `valid_filters()` is the FilterSet with its values checked; a bad value is a 400 with the parameter's
+    # errors (`{"code": "invalid", "errors": {"status": [...]}}`), as for a body. The OpenAPI parameters are
+    # generated from the same FilterSet by drf-spectacular's django-filter support (eventsaas.openapi).
+    # Comments, not a docstring: drf-spectacular would print a base class's docstring as the
+    # description of every list operation that has none of its own.
 
     filterset_class: type[ListFilterSet]
     # Read by the schema generation only: the handlers call valid_filters() and their selectors.
