@@ -10,6 +10,7 @@ is marked for translation (locale/es), and Django's and DRF's own messages come 
 import pytest
 from django.utils import translation
 
+from tenants.tokens import organizer_token_pair
 from tests.api.organizer_fixtures import api_client, errors_of, guest_api, owner_api, viewer_api  # noqa: F401
 
 pytestmark = pytest.mark.django_db
@@ -68,3 +69,15 @@ def test_a_failed_login_is_explained_in_spanish(db):
 
     assert response.status_code == 401
     assert response.json() == {"code": "invalid_credentials", "detail": "Correo o contraseña incorrectos."}
+
+
+def test_an_access_token_sent_as_refresh_token_is_explained_in_spanish(owner):
+    access = organizer_token_pair(owner)["access"]
+
+    spanish = api_client().post("/api/v1/auth/token/refresh", {"refresh": access}, format="json", **ES)
+    english = api_client().post("/api/v1/auth/token/refresh", {"refresh": access}, format="json")
+
+    assert spanish.status_code == english.status_code == 401
+    # Django REST framework SimpleJWT's own message, from its catalogue.
+    assert spanish.json() == {"code": "token_not_valid", "detail": "El token tiene un tipo incorrecto"}
+    assert english.json() == {"code": "token_not_valid", "detail": "Token has wrong type"}
