@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from billing import selectors, services
+from billing.filters import OrderFilterSet
 from billing.models import LedgerEntry, Order, Ticket
 from billing.throttling import RETRY_AFTER_SECONDS, checkout_is_throttled
 from events.permissions import OrganizerEventApi, organizer_event
@@ -19,6 +20,7 @@ from eventsaas.api import (
     ERROR,
     FORBIDDEN,
     NOT_FOUND,
+    FilteredListApi,
     Pagination,
     StrictSerializer,
     acting_user,
@@ -276,15 +278,12 @@ class CheckoutApi(APIView):
 # --- The organizer's orders --------------------------------------------------------------------------
 
 
-class EventOrdersApi(OrganizerEventApi):
+class EventOrdersApi(FilteredListApi, OrganizerEventApi):
     pagination_class = Pagination
-
-    class FilterSerializer(serializers.Serializer):
-        status = serializers.ChoiceField(choices=Order.Status.choices, required=False, allow_blank=True)
+    filterset_class = OrderFilterSet
 
     @extend_schema(
         operation_id="order_list",
-        parameters=[FilterSerializer],
         responses={
             200: OrderSerializer(many=True),
             400: BAD_REQUEST,
@@ -295,9 +294,7 @@ class EventOrdersApi(OrganizerEventApi):
     )
     def get(self, request, event_id):
         event = self.event
-        filters = self.FilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        orders = selectors.order_list(event=event, status=filters.validated_data.get("status") or None)
+        orders = selectors.order_list(event=event, status=self.valid_filters().values()["status"] or None)
         return paginated_response(queryset=orders, serializer_class=OrderSerializer, request=request, view=self)
 
 

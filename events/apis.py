@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from events import selectors, services
+from events.filters import EventFilterSet, TicketTypeFilterSet
 from events.models import Event, TicketType
 from events.permissions import OrganizerEventApi, organizer_event
 from eventsaas.api import (
@@ -17,6 +18,7 @@ from eventsaas.api import (
     FORBIDDEN,
     NOT_FOUND,
     AwareDateTimeField,
+    FilteredListApi,
     StrictSerializer,
     acting_user,
 )
@@ -91,11 +93,9 @@ def _event_fields(validated_data: dict) -> dict:
     return fields
 
 
-class OrganizationEventsApi(APIView):
+class OrganizationEventsApi(FilteredListApi, APIView):
     permission_classes = [IsOrganizer]
-
-    class FilterSerializer(serializers.Serializer):
-        include_archived = serializers.BooleanField(required=False, default=False)
+    filterset_class = EventFilterSet
 
     class ListOutputSerializer(EventSerializer):
         numbers = EventNumbersSerializer()
@@ -106,15 +106,13 @@ class OrganizationEventsApi(APIView):
 
     @extend_schema(
         operation_id="event_list",
-        parameters=[FilterSerializer],
         responses={200: ListOutputSerializer(many=True), 400: BAD_REQUEST, 404: NOT_FOUND},
         tags=["events"],
     )
     def get(self, request, org_slug):
         tenant = organizer_tenant(request, org_slug)
-        filters = self.FilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        events = selectors.event_list(tenant=tenant, include_archived=filters.validated_data["include_archived"])
+        filters = self.valid_filters().values()
+        events = selectors.event_list(tenant=tenant, include_archived=filters["include_archived"])
         return Response(self.ListOutputSerializer(events, many=True).data)
 
     @extend_schema(
@@ -261,21 +259,17 @@ class TicketTypeInputSerializer(StrictSerializer):
     position = serializers.IntegerField(min_value=0, max_value=32767, required=False)
 
 
-class EventTicketTypesApi(APIView):
+class EventTicketTypesApi(FilteredListApi, APIView):
     """One path, two audiences: the list is the public shop window, adding a type is the organizer's."""
 
     permission_classes = [IsOrganizer]
+    filterset_class = TicketTypeFilterSet
 
     def get_permissions(self):
         # Buyers need no token; one that is sent is still checked, and an organizer's shows everything.
         if self.request.method in SAFE_METHODS:
             return [AllowAny()]
         return super().get_permissions()
-
-    class FilterSerializer(serializers.Serializer):
-        access_code = serializers.CharField(
-            required=False, allow_blank=True, max_length=40, help_text="Also list the types hidden behind this code"
-        )
 
     class CreateInputSerializer(TicketTypeInputSerializer):
         name = serializers.CharField(max_length=120)
@@ -286,7 +280,6 @@ class EventTicketTypesApi(APIView):
 
     @extend_schema(
         operation_id="ticket_type_list",
-        parameters=[FilterSerializer],
         responses={
             200: TicketTypeListItemSerializer(many=True),
             400: BAD_REQUEST,
@@ -301,14 +294,13 @@ class EventTicketTypesApi(APIView):
         tags=["tickets"],
     )
     def get(self, request, event_id):
-        filters = self.FilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
+        filters = self.valid_filters().values()
         event = _caller_organizes(request, event_id)
         if event is not None:
             types = selectors.ticket_type_list(event=event)
             return Response(TicketTypeManagedSerializer(types, many=True).data)
         event = selectors.event_on_sale(event_id=event_id)
-        types = selectors.ticket_types_for_sale(event=event, access_code=filters.validated_data.get("access_code", ""))
+        types = selectors.ticket_types_for_sale(event=event, access_code=filters["access_code"])
         return Response(TicketTypeSerializer(types, many=True).data)
 
     @extend_schema(

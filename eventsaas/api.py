@@ -8,6 +8,8 @@ from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
+from django_filters.rest_framework import DjangoFilterBackend
+from django_filters.utils import translate_validation
 from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import exceptions, serializers
 from rest_framework.pagination import PageNumberPagination
@@ -15,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from eventsaas.dates import MAX_YEAR, MIN_YEAR, OUT_OF_RANGE_MESSAGE, is_sane_datetime
+from eventsaas.filters import ListFilterSet
 from eventsaas.parsers import BodyTooLarge
 
 
@@ -25,7 +28,7 @@ class StrictSerializer(serializers.Serializer):
         if isinstance(data, dict):
             unknown = sorted(set(data) - {name for name, f in self.fields.items() if not f.read_only})
             if unknown:
-                raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+                raise serializers.ValidationError({name: [_("Unknown field.")] for name in unknown})
         return super().to_internal_value(data)
 
 
@@ -61,6 +64,29 @@ def paginated_response(*, queryset, serializer_class, request, view) -> Response
     paginator = view.pagination_class()
     page = paginator.paginate_queryset(queryset, request, view=view)
     return paginator.get_paginated_response(serializer_class(page, many=True).data)
+
+
+class FilteredListApi:
+    # Mixin of a list endpoint whose query string is read by the list's FilterSet (`filterset_class`).
+    # `valid_filters()` is the FilterSet with its values checked; a bad value is a 400 with the parameter's
+    # errors (`{"code": "invalid", "errors": {"status": [...]}}`), as for a body. The OpenAPI parameters are
+    # generated from the same FilterSet by drf-spectacular's django-filter support (eventsaas.openapi).
+    # Comments, not a docstring: drf-spectacular would print a base class's docstring as the
+    # description of every list operation that has none of its own.
+
+    filterset_class: type[ListFilterSet]
+    # Read by the schema generation only: the handlers call valid_filters() and their selectors.
+    filter_backends = [DjangoFilterBackend]
+
+    def get_queryset(self):
+        # Only the schema generation asks: drf-spectacular finds the list's model (and its enums) here.
+        return self.filterset_class._meta.model._default_manager.none()
+
+    def valid_filters(self) -> ListFilterSet:
+        filterset = self.filterset_class(self.request.query_params, request=self.request)
+        if not filterset.is_valid():
+            raise translate_validation(filterset.errors)
+        return filterset
 
 
 def acting_user(request):

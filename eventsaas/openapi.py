@@ -1,6 +1,7 @@
 """OpenAPI generation (drf-spectacular) tweaks."""
 
 from drf_spectacular import openapi
+from drf_spectacular.contrib.django_filters import DjangoFilterExtension
 from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerExtension
 
 
@@ -34,3 +35,19 @@ class StrictSerializerScheme(OpenApiSerializerExtension):
         if direction == "request":
             schema["additionalProperties"] = False
         return schema
+
+
+class ListFilterScheme(DjangoFilterExtension):
+    """django-filter's query parameters, plus each list's defaults and length limits (eventsaas.filters)."""
+
+    priority = 1  # over drf-spectacular's own extension for the same backend
+
+    def resolve_filter_field(self, auto_schema, model, filterset_class, field_name, filter_field):
+        parameters = super().resolve_filter_field(auto_schema, model, filterset_class, field_name, filter_field)
+        defaults = getattr(filterset_class, "defaults", {})
+        for parameter in parameters:
+            if field_name in defaults:
+                parameter["schema"]["default"] = defaults[field_name]
+            if filter_field.extra.get("max_length"):
+                parameter["schema"]["maxLength"] = filter_field.extra["max_length"]
+        return parameters

@@ -54,8 +54,11 @@ INSTALLED_APPS = [
     "axes",
     "csp",
     "rest_framework",
+    # No models: installed for its message catalogue (a refresh token's errors in Spanish).
+    "rest_framework_simplejwt",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "django_filters",
     "django_guid",
     "eventsaas",
     "tenants",

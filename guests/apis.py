@@ -11,6 +11,7 @@ from eventsaas.api import (
     BAD_REQUEST,
     FORBIDDEN,
     NOT_FOUND,
+    FilteredListApi,
     Pagination,
     StrictSerializer,
     acting_user,
@@ -18,9 +19,10 @@ from eventsaas.api import (
 )
 from guests import notifications, selectors, services
 from guests.activity import track_activity
+from guests.filters import GuestActivityFilterSet, GuestFilterSet
 from guests.models import Guest, GuestActivity
 from guests.permissions import OrganizerGuestApi
-from guests.selectors import ACTIVITY_SORTS, dietary_report, event_stats, guest_activity, question_report
+from guests.selectors import dietary_report, event_stats, guest_activity, question_report
 
 MAX_GROUP_SIZE = 100
 
@@ -88,25 +90,15 @@ class RowsField(serializers.ListField):
         return super().to_internal_value(data)
 
 
-class EventGuestsApi(OrganizerEventApi):
+class EventGuestsApi(FilteredListApi, OrganizerEventApi):
     pagination_class = Pagination
-
-    class FilterSerializer(serializers.Serializer):
-        status = serializers.ChoiceField(choices=Guest.Status.choices, required=False, allow_blank=True)
-        never_logged_in = serializers.BooleanField(required=False, default=False)
-        q = serializers.CharField(
-            required=False,
-            allow_blank=True,
-            max_length=100,
-            help_text="Words found in names, codes (case, accents and punctuation ignored) or email",
-        )
+    filterset_class = GuestFilterSet
 
     class CreateInputSerializer(GuestInputSerializer):
         pass
 
     @extend_schema(
         operation_id="guest_list",
-        parameters=[FilterSerializer],
         responses={
             200: GuestSerializer(many=True),
             400: BAD_REQUEST,
@@ -116,16 +108,7 @@ class EventGuestsApi(OrganizerEventApi):
     )
     def get(self, request, event_id):
         event = self.event
-        filters = self.FilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        guests = selectors.guest_list(
-            event=event,
-            filters=selectors.GuestFilters(
-                status=filters.validated_data.get("status", ""),
-                never_logged_in=filters.validated_data["never_logged_in"],
-                search=filters.validated_data.get("q", ""),
-            ),
-        )
+        guests = selectors.guest_list(event=event, filters=self.valid_filters().guest_filters())
         return paginated_response(queryset=guests, serializer_class=GuestSerializer, request=request, view=self)
 
     @extend_schema(
@@ -435,14 +418,9 @@ class EventQuestionReportApi(OrganizerEventApi):
         return Response(self.OutputSerializer(question_report(event=event), many=True).data)
 
 
-class EventActivityApi(OrganizerEventApi):
+class EventActivityApi(FilteredListApi, OrganizerEventApi):
     pagination_class = Pagination
-
-    class FilterSerializer(serializers.Serializer):
-        sort = serializers.ChoiceField(choices=list(ACTIVITY_SORTS), required=False, default="last_access")
-        never_opened = serializers.BooleanField(
-            required=False, default=False, help_text="Only guests who never logged in"
-        )
+    filterset_class = GuestActivityFilterSet
 
     class OutputSerializer(serializers.Serializer):
         id = serializers.UUIDField()
@@ -456,7 +434,6 @@ class EventActivityApi(OrganizerEventApi):
 
     @extend_schema(
         operation_id="event_activity",
-        parameters=[FilterSerializer],
         responses={
             200: OutputSerializer(many=True),
             400: BAD_REQUEST,
@@ -466,11 +443,6 @@ class EventActivityApi(OrganizerEventApi):
     )
     def get(self, request, event_id):
         event = self.event
-        filters = self.FilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        guests = guest_activity(
-            event=event,
-            sort=filters.validated_data["sort"],
-            never_opened_only=filters.validated_data["never_opened"],
-        )
+        filters = self.valid_filters().values()
+        guests = guest_activity(event=event, sort=filters["sort"], never_opened_only=filters["never_opened"])
         return paginated_response(queryset=guests, serializer_class=self.OutputSerializer, request=request, view=self)

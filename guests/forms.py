@@ -5,7 +5,6 @@ from django.core.validators import MinValueValidator
 from django.utils.translation import gettext_lazy as _
 
 from guests.models import Guest
-from guests.selectors import GuestFilters
 
 
 class GuestForm(forms.ModelForm):
@@ -24,26 +23,6 @@ class GuestForm(forms.ModelForm):
     def _post_clean(self):
         # Model validation runs in the service.
         pass
-
-
-class GuestFilterForm(forms.Form):
-    status = forms.ChoiceField(label=_("Status"), required=False, choices=[("", _("All"))] + list(Guest.Status.choices))
-    never_logged_in = forms.BooleanField(label=_("Never logged in"), required=False)
-    q = forms.CharField(
-        label=_("Search"),
-        help_text=_("Names or codes; accents, case and punctuation do not matter."),
-        required=False,
-        max_length=100,
-    )
-
-    def filters(self) -> GuestFilters:
-        if not self.is_valid():
-            return GuestFilters()
-        return GuestFilters(
-            status=self.cleaned_data["status"],
-            never_logged_in=self.cleaned_data["never_logged_in"],
-            search=self.cleaned_data["q"],
-        )
 
 
 class GroupConnectForm(forms.Form):

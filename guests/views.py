@@ -13,7 +13,8 @@ from events.selectors import event_get
 from eventsaas.forms import add_service_errors
 from guests import notifications, selectors, services
 from guests.activity import track_activity
-from guests.forms import GroupConnectForm, GuestFilterForm, GuestForm
+from guests.filters import GuestFilterSet
+from guests.forms import GroupConnectForm, GuestForm
 from guests.models import GuestActivity
 from tenants.services import OrganizationNotVerified
 
@@ -24,15 +25,17 @@ def _back_to_list(request, event):
 
 def guest_list(request, event_id):
     event = event_get(tenant=request.tenant, event_id=event_id)
-    filter_form = GuestFilterForm(request.GET or None)
-    guests = selectors.guest_list(event=event, filters=filter_form.filters())
+    # The API's filters (GuestFilterSet); a bad value shows its error and everyone, rather than a 400.
+    filterset = GuestFilterSet(request.GET or None)
+    filters = filterset.guest_filters() if filterset.is_valid() else selectors.GuestFilters()
+    guests = selectors.guest_list(event=event, filters=filters)
     page = Paginator(guests, settings.GUEST_LIST_PAGE_SIZE).get_page(request.GET.get("page"))
     groups = selectors.groups_of(event=event, group_ids=[g.group_id for g in page if g.group_id])
     for guest in page:
         guest.other_members = [m for m in groups.get(guest.group_id, []) if m.pk != guest.pk]
     query = request.GET.copy()
     query.pop("page", None)
-    context = {"event": event, "page": page, "filter_form": filter_form, "query": query.urlencode()}
+    context = {"event": event, "page": page, "filter_form": filterset.form, "query": query.urlencode()}
     return render(request, "guests/guest_list.html", context)
 
 

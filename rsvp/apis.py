@@ -21,6 +21,7 @@ from eventsaas.api import (
     ERROR,
     FORBIDDEN,
     NOT_FOUND,
+    FilteredListApi,
     Pagination,
     StrictSerializer,
     acting_user,
@@ -30,6 +31,7 @@ from guests.activity import track_activity
 from guests.models import Guest, GuestActivity
 from guests.permissions import OrganizerGuestApi
 from rsvp import selectors, services
+from rsvp.filters import ChangeRequestFilterSet
 from rsvp.models import ChangeRequest
 from rsvp.throttling import RETRY_AFTER_SECONDS, guest_login_is_throttled
 from tenants.permissions import IsGuest
@@ -392,7 +394,7 @@ def guest_from_token(request) -> Guest:
         .first()
     )
     if guest is None or guest.event.is_archived or code_fingerprint(guest.code) != claims.get("code_fp"):
-        raise exceptions.AuthenticationFailed("This token is no longer valid; log in again.")
+        raise exceptions.AuthenticationFailed(_("This token is no longer valid; log in again."))
     return guest
 
 
@@ -572,29 +574,19 @@ class OrganizerChangeRequestSerializer(ChangeRequestSerializer):
     decided_by_user_id = serializers.UUIDField(allow_null=True)
 
 
-class EventChangeRequestsApi(OrganizerEventApi):
+class EventChangeRequestsApi(FilteredListApi, OrganizerEventApi):
     pagination_class = Pagination
-
-    class FilterSerializer(serializers.Serializer):
-        status = serializers.ChoiceField(
-            choices=ChangeRequest.Status.choices,
-            required=False,
-            default=ChangeRequest.Status.PENDING,
-            help_text="Default: pending (oldest first); others newest first",
-        )
+    filterset_class = ChangeRequestFilterSet
 
     @extend_schema(
         operation_id="change_request_list",
-        parameters=[FilterSerializer],
         responses={200: OrganizerChangeRequestSerializer(many=True), 400: BAD_REQUEST, 404: NOT_FOUND},
         description="Guests' requests to change their answer after the deadline.",
         tags=["guests"],
     )
     def get(self, request, event_id):
         event = self.event
-        filters = self.FilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        requests = selectors.change_request_list(event=event, status=filters.validated_data["status"])
+        requests = selectors.change_request_list(event=event, status=self.valid_filters().values()["status"])
         return paginated_response(
             queryset=requests, serializer_class=OrganizerChangeRequestSerializer, request=request, view=self
         )

@@ -2,6 +2,7 @@
 
 from django.contrib.auth import authenticate
 from django.http import JsonResponse
+from django.utils.translation import gettext as _
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET
 from django_ratelimit.core import is_ratelimited
@@ -69,7 +70,7 @@ class TokenObtainApi(APIView):
     def post(self, request):
         if is_ratelimited(request._request, group="organizer-token", key="ip", rate="20/m", increment=True):
             return Response(
-                {"code": "throttled", "detail": "Too many attempts."},
+                {"code": "throttled", "detail": _("Too many attempts.")},
                 status=status.HTTP_429_TOO_MANY_REQUESTS,
                 headers={"Retry-After": "60"},
             )
@@ -83,7 +84,7 @@ class TokenObtainApi(APIView):
             return lockout_response(request._request)
         if user is None:
             return Response(
-                {"code": "invalid_credentials", "detail": "Wrong email or password."},
+                {"code": "invalid_credentials", "detail": _("Wrong email or password.")},
                 status=status.HTTP_401_UNAUTHORIZED,
                 headers={"WWW-Authenticate": 'Bearer realm="api"'},
             )

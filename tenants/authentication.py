@@ -5,6 +5,7 @@ token is then checked against the cached token state (its version and its
 refresh family, tenants.token_state), which costs two cache reads.
 """
 
+from django.utils.translation import gettext as _
 from rest_framework import authentication, exceptions
 
 from tenants.token_state import organizer_access_is_current
@@ -51,17 +52,17 @@ class JWTAuthentication(authentication.BaseAuthentication):
         if not header or header[0].lower() != self.keyword.lower().encode():
             return None
         if len(header) != 2:
-            raise exceptions.AuthenticationFailed("Authorization header must be 'Bearer <token>'.")
+            raise exceptions.AuthenticationFailed(_("Authorization header must be 'Bearer <token>'."))
         try:
             claims = verify(header[1].decode("ascii", errors="replace"))
         except InvalidToken as exc:
             raise exceptions.AuthenticationFailed(str(exc)) from exc
         if claims.get("token_type") != "access":
-            raise exceptions.AuthenticationFailed("An access token is required.")
+            raise exceptions.AuthenticationFailed(_("An access token is required."))
         if claims.get("role") not in ("guest", "organizer"):  # a tuple: a list or object role is refused, not a 500
-            raise exceptions.AuthenticationFailed("Unknown role.")
+            raise exceptions.AuthenticationFailed(_("Unknown role."))
         if claims["role"] == "organizer" and not organizer_access_is_current(claims):
-            raise exceptions.AuthenticationFailed("This token was revoked: log in again.")
+            raise exceptions.AuthenticationFailed(_("This token was revoked: log in again."))
         return TokenIdentity(claims), claims
 
     def authenticate_header(self, request):

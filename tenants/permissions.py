@@ -5,6 +5,8 @@ token, so another organization's object is a 404 (never a 403), and a viewer's w
 event-level gate built on it (`OrganizerEventApi`, `organizer_event`) is events' (events/permissions.py).
 """
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from rest_framework import exceptions, permissions
 
 from eventsaas.logs import log_context
@@ -12,14 +14,14 @@ from tenants.models import CHECK_IN_ROLES, Role, Tenant
 
 
 class IsGuest(permissions.BasePermission):
-    message = "This endpoint is for guests."
+    message = gettext_lazy("This endpoint is for guests.")
 
     def has_permission(self, request, view):
         return bool(request.user and request.user.is_authenticated and request.user.is_guest)
 
 
 class IsOrganizer(permissions.BasePermission):
-    message = "This endpoint is for organizers."
+    message = gettext_lazy("This endpoint is for organizers.")
 
     def has_permission(self, request, view):
         return bool(request.user and request.user.is_authenticated and request.user.is_organizer)
@@ -33,9 +35,9 @@ def check_role(identity, tenant_id, *, write: bool, check_in: bool = False) -> s
     if role is None:
         raise exceptions.NotFound()
     if check_in and role not in CHECK_IN_ROLES:
-        raise exceptions.PermissionDenied("Your role cannot check tickets in.")
+        raise exceptions.PermissionDenied(_("Your role cannot check tickets in."))
     if write and role not in WRITE_ROLES:
-        raise exceptions.PermissionDenied("Your role can read this organization, not change it.")
+        raise exceptions.PermissionDenied(_("Your role can read this organization, not change it."))
     return role
 
 

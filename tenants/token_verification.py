@@ -9,6 +9,7 @@ import functools
 
 import jwt
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 
 class InvalidToken(Exception):
@@ -27,12 +28,12 @@ def verify(token: str) -> dict:
     try:
         header = jwt.get_unverified_header(token)
     except jwt.PyJWTError as exc:
-        raise InvalidToken("Malformed token") from exc
+        raise InvalidToken(_("Malformed token")) from exc
     if header.get("alg") != "RS256":
-        raise InvalidToken("Unsupported token algorithm")
+        raise InvalidToken(_("Unsupported token algorithm"))
     key = _public_keys().get(header.get("kid"))
     if key is None:
-        raise InvalidToken("Unknown signing key")
+        raise InvalidToken(_("Unknown signing key"))
     try:
         return jwt.decode(
             token,
@@ -43,6 +44,6 @@ def verify(token: str) -> dict:
             options={"require": ["exp", "iat", "iss", "aud", "sub", "role"]},
         )
     except jwt.ExpiredSignatureError as exc:
-        raise InvalidToken("Token expired") from exc
+        raise InvalidToken(_("Token expired")) from exc
     except jwt.PyJWTError as exc:
-        raise InvalidToken("Invalid token") from exc
+        raise InvalidToken(_("Invalid token")) from exc

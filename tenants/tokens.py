@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 import jwt
 from django.conf import settings
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from rest_framework_simplejwt.backends import TokenBackend
 from rest_framework_simplejwt.exceptions import TokenError
 from rest_framework_simplejwt.tokens import AccessToken, RefreshToken
@@ -165,13 +166,13 @@ def organizer_token_refresh(raw_refresh: str) -> dict:
     family, reused = token_family_rotate(family_id=presented.get("fam"), generation=presented.get("gen"))
     if reused:
         _audit_reuse(presented)
-        raise TokenReused("This refresh token was already used; every token of this login is revoked.")
+        raise TokenReused(_("This refresh token was already used; every token of this login is revoked."))
     if family is None or str(family.user_id) != str(presented["sub"]):
-        raise TokenError("This refresh token is no longer valid.")
+        raise TokenError(_("This refresh token is no longer valid."))
     user = get_user_model().objects.filter(pk=family.user_id, is_active=True).first()
     if user is None:
         token_family_revoke(family_id=family.pk, reason="access_changed")
-        raise TokenError("User is inactive or gone")
+        raise TokenError(_("This account is no longer active."))
     # A fresh token object: the presented one's jti, iat and exp do not carry over.
     return _pair(user=user, family=family, refresh=OrganizerRefreshToken.for_user(user))
 
@@ -182,7 +183,7 @@ def organizer_logout(raw_refresh: str) -> None:
 
     presented = OrganizerRefreshToken(raw_refresh)
     if not presented.get("fam"):
-        raise TokenError("This refresh token belongs to no login.")
+        raise TokenError(_("This refresh token belongs to no login."))
     token_family_revoke(family_id=presented["fam"], reason="logout")
 
 
