@@ -31,6 +31,12 @@ STOP_GRACE_SECONDS = 25
 START_TIMEOUT_SECONDS = 90
 
 
+def _say(*lines: str) -> None:
+    """Tell the person at the console (bin/run): the launcher's lines are its interface, shown at once."""
+    sys.stdout.write("".join(f"{line}\n" for line in lines))
+    sys.stdout.flush()
+
+
 def _die_with_parent():  # runs in the child between fork and exec
     try:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
@@ -69,7 +75,7 @@ class Supervisor:
             try:
                 child.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                print(f"eventsaas: the {name} did not stop in {STOP_GRACE_SECONDS} s; killing it", flush=True)
+                _say(f"eventsaas: the {name} did not stop in {STOP_GRACE_SECONDS} s; killing it")
         # Whatever is left in the groups (a leader that hung, a pool process it left behind) is killed,
         # and only gone once the kernel says the group is empty.
         for child in self.children.values():
@@ -157,25 +163,27 @@ def main(argv=None) -> int:
     status = 0
     while supervisor.stop_signal is None:
         if name := supervisor.ended():
-            print(f"eventsaas: the {name} process ended (exit status {supervisor.children[name].returncode})")
+            _say(f"eventsaas: the {name} process ended (exit status {supervisor.children[name].returncode})")
             status = 1
             break
         if not announced:
             if _answers(f"{address}/healthz"):
                 announced = True
-                print(f"\neventsaas is serving at {address}", flush=True)
-                print(f"  guests answer at {address}/rsvp/ · organizers log in at {address}/login/")
-                print("  background tasks and scheduled jobs run in the worker next to it (docs/workers.md)")
-                print("  (Ctrl+C stops everything)", flush=True)
+                _say(
+                    f"\neventsaas is serving at {address}",
+                    f"  guests answer at {address}/rsvp/ · organizers log in at {address}/login/",
+                    "  background tasks and scheduled jobs run in the worker next to it (docs/workers.md)",
+                    "  (Ctrl+C stops everything)",
+                )
             elif time.monotonic() - started > START_TIMEOUT_SECONDS:
-                print(f"eventsaas: the web server did not answer at {address} in {START_TIMEOUT_SECONDS} s")
+                _say(f"eventsaas: the web server did not answer at {address} in {START_TIMEOUT_SECONDS} s")
                 status = 1
                 break
         time.sleep(0.2)
     if supervisor.stop_signal is not None:
-        print(f"\neventsaas: stopping ({signal.Signals(supervisor.stop_signal).name})", flush=True)
+        _say(f"\neventsaas: stopping ({signal.Signals(supervisor.stop_signal).name})")
     supervisor.stop()
-    print("eventsaas: stopped", flush=True)
+    _say("eventsaas: stopped")
     return status
 
 
