@@ -49,12 +49,13 @@ def _send(order: Order) -> None:
 
     event = order.event
     tickets = list(Ticket.objects.filter(order_id=order.pk, status=Ticket.Status.VALID).select_related("ticket_type"))
-    with translation.override(order.language or event.language), timezone.override(event.tzinfo):
+    language = order.language or event.language
+    with translation.override(language), timezone.override(event.tzinfo):
         context = {
             "event": event,
             "order": order,
             "tickets": tickets,
-            "total": money_format(order.total, order.currency),
+            "total": money_format(order.total, order.currency, locale=language),
             "order_url": settings.SITE_URL + order_page_path(order),
         }
         subject = email_subject(_("Your tickets for %(event)s"), event=event.name)
@@ -98,7 +99,7 @@ def order_attention_notify(*, order: Order) -> bool:
             context = {
                 "event": event,
                 "order": order,
-                "paid": money_format(order.paid_amount, order.currency),
+                "paid": money_format(order.paid_amount, order.currency, locale=event.language),
                 "order_url": settings.SITE_URL + path,
             }
             subject = email_subject(_("An order for %(event)s needs you"), event=event.name)

@@ -2,6 +2,7 @@
 
 import functools
 import logging
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 import stripe
@@ -71,67 +72,82 @@ def shop(request, event_id):
         return _shop_page(request, event, language)
 
 
+def _shop_form(event, data, access_code: str) -> ShopForm:
+    types = events_selectors.ticket_types_for_sale(event=event, access_code=access_code)
+    return ShopForm(
+        data,
+        ticket_types=types,
+        questions=event.questions or [],
+        names_required=event.attendee_names_required,
+        initial={"code": access_code},
+    )
+
+
+@dataclass
+class _CheckoutAttempt:
+    """What a POST to the shop came to: the page again (form, status, why not) or the redirect to pay."""
+
+    form: ShopForm
+    status: int = 200
+    sold_out: list[str] = field(default_factory=list)
+    unavailable: str = ""
+    redirect: HttpResponse | None = None
+
+
+def _shop_checkout(request, event, language: str, form: ShopForm, access_code: str) -> _CheckoutAttempt:
+    """Start checkout from the posted form: a 303 to Stripe Checkout, or why not."""
+    if checkout_is_throttled(request):
+        form.is_valid()
+        form.add_error(None, _("Too many attempts. Please wait a minute and try again."))
+        return _CheckoutAttempt(form, status=429)
+    if not form.is_valid():
+        return _CheckoutAttempt(form, status=400)
+    try:
+        order = services.checkout_start(event=event, request=form.checkout_request(language=language))
+    except services.SoldOut as exc:
+        sold_out = _sold_out_message(exc.ticket_types)
+        # The remaining counts changed under the buyer: show them as they are now, quantities kept.
+        form = _shop_form(event, request.POST, access_code)
+        form.is_valid()
+        return _CheckoutAttempt(form, status=409, sold_out=sold_out)
+    except services.PaymentsUnavailable as exc:
+        return _CheckoutAttempt(form, status=503, unavailable=str(exc))
+    except ValidationError as exc:
+        add_service_errors(form, exc)
+        return _CheckoutAttempt(form, status=400)
+    # 303: the browser follows with a GET, so going back never sends the form twice.
+    response = HttpResponseRedirect(order.checkout_url)
+    response.status_code = 303
+    return _CheckoutAttempt(form, redirect=response)
+
+
 def _shop_page(request, event, language):
     data = request.POST if request.method == "POST" else None
     access_code = ((data or request.GET).get("code") or "").strip()[:40]
-
-    def build_form():
-        types = events_selectors.ticket_types_for_sale(event=event, access_code=access_code)
-        return ShopForm(
-            data,
-            ticket_types=types,
-            questions=event.questions or [],
-            names_required=event.attendee_names_required,
-            initial={"code": access_code},
-        )
-
-    form = build_form()
+    attempt = _CheckoutAttempt(_shop_form(event, data, access_code))
     mode = payments.payment_mode()
-    status, sold_out, unavailable = 200, [], ""
     if request.method == "POST":
-        if checkout_is_throttled(request):
-            form.is_valid()
-            form.add_error(None, _("Too many attempts. Please wait a minute and try again."))
-            status = 429
-        elif not form.is_valid():
-            status = 400
-        else:
-            try:
-                order = services.checkout_start(event=event, request=form.checkout_request(language=language))
-            except services.SoldOut as exc:
-                sold_out = _sold_out_message(exc.ticket_types)
-                # The remaining counts changed under the buyer: show them as they are now, quantities kept.
-                form = build_form()
-                form.is_valid()
-                status = 409
-            except services.PaymentsUnavailable as exc:
-                unavailable = str(exc)
-                status = 503
-            except ValidationError as exc:
-                add_service_errors(form, exc)
-                status = 400
-            else:
-                # 303: the browser follows with a GET, so going back never sends the form twice.
-                response = HttpResponseRedirect(order.checkout_url)
-                response.status_code = 303
-                return response
+        attempt = _shop_checkout(request, event, language, attempt.form, access_code)
+        if attempt.redirect is not None:
+            return attempt.redirect
+    form = attempt.form
     hidden_unlocked = any(t.access_code for t in form.ticket_types)
     context = {
         "event": event,
         "form": form,
         "payment_mode": mode,
-        "sold_out": sold_out,
+        "sold_out": attempt.sold_out,
         # Off: no way to pay, so no form. A provider failure keeps the form, to try again.
         "sales_closed": mode == "off",
-        "unavailable": unavailable or (_("Ticket sales are not open yet.") if mode == "off" else ""),
+        "unavailable": attempt.unavailable or (_("Ticket sales are not open yet.") if mode == "off" else ""),
         "access_code": access_code,
         "hidden_unlocked": hidden_unlocked,
         "code_rejected": bool(access_code) and not hidden_unlocked,
         "any_available": any(not t.is_sold_out for t in form.ticket_types),
         "hold_minutes": settings.ORDER_HOLD_MINUTES,
     }
-    response = render(request, "billing/shop.html", context, status=status)
-    if status == 429:
+    response = render(request, "billing/shop.html", context, status=attempt.status)
+    if attempt.status == 429:
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response
 

@@ -31,6 +31,12 @@ STOP_GRACE_SECONDS = 25
 START_TIMEOUT_SECONDS = 90
 
 
+def _say(*lines: str) -> None:
+    """Tell the person at the console (bin/run): the launcher's lines are its interface, shown at once."""
+    sys.stdout.write("".join(f"{line}\n" for line in lines))
+    sys.stdout.flush()
+
+
 def _die_with_parent():  # runs in the child between fork and exec
     try:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
@@ -69,7 +75,7 @@ class Supervisor:
             try:
                 child.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                print(f"eventsaas: the {name} did not stop in {STOP_GRACE_SECONDS} s; killing it", flush=True)
+                _say(f"eventsaas: the {name} did not stop in {STOP_GRACE_SECONDS} s; killing it")
         # Whatever is left in the groups (a leader that hung, a pool process it left behind) is killed,
         # and only gone once the kernel says the group is empty.
         for child in self.children.values():
@@ -116,6 +122,53 @@ def _answers(url: str) -> bool:
         return False
 
 
+def _worker_command(python: str) -> list[str]:
+    return [
+        python,
+        "-m",
+        "celery",
+        "-A",
+        "eventsaas",
+        "--quiet",  # no banner: the address printed below is what a person looks for
+        "worker",
+        "--beat",
+        "--concurrency",
+        os.environ.get("WORKER_CONCURRENCY", "2"),
+        # Cluster chatter means nothing with one worker, and the folder broker would carry it to no one.
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ]
+
+
+def _announce(address: str) -> None:
+    _say(
+        f"\neventsaas is serving at {address}",
+        f"  guests answer at {address}/rsvp/ · organizers log in at {address}/login/",
+        "  background tasks and scheduled jobs run in the worker next to it (docs/workers.md)",
+        "  (Ctrl+C stops everything)",
+    )
+
+
+def _watch(supervisor: Supervisor, address: str) -> int:
+    """Until a signal: announce the address once the web server answers; 1 if a process ends or it never answers."""
+    started = time.monotonic()
+    announced = False
+    while supervisor.stop_signal is None:
+        if name := supervisor.ended():
+            _say(f"eventsaas: the {name} process ended (exit status {supervisor.children[name].returncode})")
+            return 1
+        if not announced:
+            if _answers(f"{address}/healthz"):
+                announced = True
+                _announce(address)
+            elif time.monotonic() - started > START_TIMEOUT_SECONDS:
+                _say(f"eventsaas: the web server did not answer at {address} in {START_TIMEOUT_SECONDS} s")
+                return 1
+        time.sleep(0.2)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Run the web server, worker and beat of the embedded default.")
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
@@ -129,53 +182,18 @@ def main(argv=None) -> int:
     python = sys.executable
     supervisor.start(
         "worker",
-        [
-            python,
-            "-m",
-            "celery",
-            "-A",
-            "eventsaas",
-            "--quiet",  # no banner: the address printed below is what a person looks for
-            "worker",
-            "--beat",
-            "--concurrency",
-            os.environ.get("WORKER_CONCURRENCY", "2"),
-            # Cluster chatter means nothing with one worker, and the folder broker would carry it to no one.
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-        ],
+        _worker_command(python),
         # Task and schedule chatter every few seconds would drown the console; warnings and errors show.
         env={"LOG_LEVEL": os.environ.get("WORKER_LOG_LEVEL", "WARNING")},
     )
     supervisor.start(
         "web", [python, "-m", "gunicorn", "--config", "gunicorn.conf.py", "--bind", f"{args.host}:{args.port}"]
     )
-
-    started = time.monotonic()
-    announced = False
-    status = 0
-    while supervisor.stop_signal is None:
-        if name := supervisor.ended():
-            print(f"eventsaas: the {name} process ended (exit status {supervisor.children[name].returncode})")
-            status = 1
-            break
-        if not announced:
-            if _answers(f"{address}/healthz"):
-                announced = True
-                print(f"\neventsaas is serving at {address}", flush=True)
-                print(f"  guests answer at {address}/rsvp/ · organizers log in at {address}/login/")
-                print("  background tasks and scheduled jobs run in the worker next to it (docs/workers.md)")
-                print("  (Ctrl+C stops everything)", flush=True)
-            elif time.monotonic() - started > START_TIMEOUT_SECONDS:
-                print(f"eventsaas: the web server did not answer at {address} in {START_TIMEOUT_SECONDS} s")
-                status = 1
-                break
-        time.sleep(0.2)
+    status = _watch(supervisor, address)
     if supervisor.stop_signal is not None:
-        print(f"\neventsaas: stopping ({signal.Signals(supervisor.stop_signal).name})", flush=True)
+        _say(f"\neventsaas: stopping ({signal.Signals(supervisor.stop_signal).name})")
     supervisor.stop()
-    print("eventsaas: stopped", flush=True)
+    _say("eventsaas: stopped")
     return status
 
 

@@ -1,12 +1,18 @@
-"""Money: integer minor units stored, decimal text typed and shown (Decimal and integer arithmetic, never float).
+"""Money: integer minor units stored, decimal text typed, shown per locale (Decimal and integers, never float).
 
 Shared by ticket types (events), orders and refunds (billing), their pages, emails and the admin.
+Organizers type amounts the same way in every language ("25.00" or "25,00"); what is shown follows the
+reader's language through Babel ("€25.00" in English, "25,00 €" in Spanish). The API keeps integer minor
+units and the currency code.
 """
 
 import re
 from decimal import Decimal
 
+from babel.numbers import format_currency
+from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
 # ISO 4217 currencies Stripe counts in whole units (no cents).
@@ -67,7 +73,18 @@ def minor_units_to_text(amount: int | None, currency: str) -> str:
     return f"{whole}.{cents:02d}"
 
 
-def money_format(amount: int, currency: str) -> str:
-    """2500, "eur" -> "25.00 EUR"; 2500, "jpy" -> "2500 JPY"."""
-    sign = "-" if amount < 0 else ""
-    return f"{sign}{minor_units_to_text(abs(amount), currency)} {currency.upper()}"
+def minor_units_to_decimal(amount: int, currency: str) -> Decimal:
+    """2500, "eur" -> Decimal("25.00"); 2500, "jpy" -> Decimal("2500"). Exact: only the exponent moves."""
+    return Decimal(amount).scaleb(-decimals_of(currency))
+
+
+def money_format(amount: int, currency: str, *, locale: str | None = None) -> str:
+    """2500, "eur" -> "€25.00" in English, "25,00 €" in Spanish; 2500, "jpy" -> "¥2,500" in English.
+
+    `locale` is a language code ("es", "en-gb"); without it the active language is used, so a page or an
+    email rendered under `translation.override` shows its own. Spaces inside the result are non-breaking.
+    """
+    language = locale or translation.get_language() or settings.LANGUAGE_CODE
+    return format_currency(
+        minor_units_to_decimal(amount, currency), currency.upper(), locale=translation.to_locale(language)
+    )

@@ -47,7 +47,7 @@ class JSONParser(parsers.BaseParser):
         parser_context = parser_context or {}
         limit = settings.API_MAX_BODY_BYTES
         request = parser_context.get("request")
-        declared = request.META.get("CONTENT_LENGTH") if request is not None else None
+        declared = request.headers.get("content-length") if request is not None else None
         if declared and declared.isdigit() and int(declared) > limit:
             raise BodyTooLarge(_("The request body is larger than %(limit)d bytes.") % {"limit": limit})
         raw = stream.read(limit + 1) if stream is not None else b""

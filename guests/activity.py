@@ -141,7 +141,7 @@ def track_activity(*, guest, kind: str, request=None, actor_user=None, at=None) 
 def _user_agent(request) -> str:
     if request is None:
         return ""
-    return request.META.get("HTTP_USER_AGENT", "")[: GuestActivity.USER_AGENT_MAX_LENGTH]
+    return request.headers.get("user-agent", "")[: GuestActivity.USER_AGENT_MAX_LENGTH]
 
 
 def _client_hash(request) -> str:

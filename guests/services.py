@@ -7,6 +7,7 @@ names and the code it writes.
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -32,6 +33,9 @@ from eventsaas.fields import MillisecondDateTimeField
 from eventsaas.services import audit_log_record, audit_log_record_many
 from guests.codes import generate_code, search_key
 from guests.models import Guest, GuestActivity
+
+if TYPE_CHECKING:
+    from guests.activity import ActivityEvent
 
 EDITABLE_FIELDS = ("first_name", "last_name", "email", "phone", "expected_guests", "dietary")
 CODE_ATTEMPTS = 10
@@ -331,6 +335,54 @@ def _per_row(writes, value_of, output_field, default_field: str):
     return Case(*whens, default=F(default_field), output_field=output_field)
 
 
+def _answer_writes_checked(writes: list[AnswerWrite]) -> list[AnswerWrite]:
+    """The writes that change something; ValueError for an answer that breaks coming <=> num_guests >= 1."""
+    writes = [w for w in writes if w.changes_answer or w.dietary is not None or w.answers is not None]
+    for write in writes:
+        if write.changes_answer and (write.status == Guest.Status.COMING) != ((write.num_guests or 0) >= 1):
+            raise ValueError(f"Answer for {write.guest.pk} breaks coming <=> num_guests >= 1")
+    return writes
+
+
+def _answer_columns(
+    writes: list[AnswerWrite],
+    *,
+    now: datetime,
+    answering_guest_id: uuid.UUID | None,
+    answering_user_id: uuid.UUID | None,
+) -> dict[str, Case]:
+    """The UPDATE's values: one CASE per field, naming only the members whose field changes (the rest keep theirs).
+
+    An organizer's answer is stamped with the user; a guest's with the guest who answered.
+    """
+    answered = [w for w in writes if w.changes_answer]
+    values: dict[str, Case] = {}
+    if answered:
+        values["status"] = _per_row(answered, lambda w: w.status, CharField(), "status")
+        values["num_guests"] = _per_row(answered, lambda w: w.num_guests, IntegerField(), "num_guests")
+        values["answered_by_kind"] = _per_row(answered, lambda w: w.answered_by, CharField(), "answered_by_kind")
+        values["answered_by_guest_id"] = _per_row(
+            answered,
+            lambda w: answering_guest_id if w.answered_by != Guest.AnsweredBy.ORGANIZER else None,
+            UUIDField(),
+            "answered_by_guest_id",
+        )
+        values["answered_by_user_id"] = _per_row(
+            answered,
+            lambda w: answering_user_id if w.answered_by == Guest.AnsweredBy.ORGANIZER else None,
+            UUIDField(),
+            "answered_by_user_id",
+        )
+        values["rsvp_at"] = _per_row(answered, lambda w: now, MillisecondDateTimeField(), "rsvp_at")
+    with_dietary = [w for w in writes if w.dietary is not None]
+    if with_dietary:
+        values["dietary"] = _per_row(with_dietary, lambda w: w.dietary, TextField(), "dietary")
+    with_answers = [w for w in writes if w.answers is not None]
+    if with_answers:
+        values["answers"] = _per_row(with_answers, lambda w: w.answers, JSONField(), "answers")
+    return values
+
+
 def guest_answers_apply(
     *,
     event,
@@ -350,37 +402,15 @@ def guest_answers_apply(
     the whole answer, and on MongoDB the rows that did match are each a complete,
     valid answer of their own. One audit entry per member, in one insert.
     """
-    writes = [w for w in writes if w.changes_answer or w.dietary is not None or w.answers is not None]
-    for write in writes:
-        if write.changes_answer and (write.status == Guest.Status.COMING) != ((write.num_guests or 0) >= 1):
-            raise ValueError(f"Answer for {write.guest.pk} breaks coming <=> num_guests >= 1")
+    writes = _answer_writes_checked(writes)
     if not writes:
         return AnswersApplied()
-    answered = [w for w in writes if w.changes_answer]
-    values = {}
-    if answered:
-        values["status"] = _per_row(answered, lambda w: w.status, CharField(), "status")
-        values["num_guests"] = _per_row(answered, lambda w: w.num_guests, IntegerField(), "num_guests")
-        values["answered_by_kind"] = _per_row(answered, lambda w: w.answered_by, CharField(), "answered_by_kind")
-        values["answered_by_guest_id"] = _per_row(
-            answered,
-            lambda w: answering_guest_id if w.answered_by != Guest.AnsweredBy.ORGANIZER else None,
-            UUIDField(),
-            "answered_by_guest_id",
-        )
-        values["answered_by_user_id"] = _per_row(
-            answered,
-            lambda w: acting_user.pk if w.answered_by == Guest.AnsweredBy.ORGANIZER else None,
-            UUIDField(),
-            "answered_by_user_id",
-        )
-        values["rsvp_at"] = _per_row(answered, lambda w: now, MillisecondDateTimeField(), "rsvp_at")
-    with_dietary = [w for w in writes if w.dietary is not None]
-    if with_dietary:
-        values["dietary"] = _per_row(with_dietary, lambda w: w.dietary, TextField(), "dietary")
-    with_answers = [w for w in writes if w.answers is not None]
-    if with_answers:
-        values["answers"] = _per_row(with_answers, lambda w: w.answers, JSONField(), "answers")
+    values = _answer_columns(
+        writes,
+        now=now,
+        answering_guest_id=answering_guest_id,
+        answering_user_id=acting_user.pk if acting_user is not None else None,
+    )
     as_read = Q()
     for write in writes:
         as_read |= _as_read(write)
@@ -449,6 +479,47 @@ def _later_of(field: str, when) -> Greatest:
     return Greatest(Coalesce(F(field), value), value)
 
 
+def _guests_tenant_and_event(events: list["ActivityEvent"]) -> dict[uuid.UUID, tuple[uuid.UUID, uuid.UUID]]:
+    """guest pk -> (tenant_id, event_id) of the guests the events name that still exist."""
+    guest_ids = {e.guest_id for e in events}
+    rows = Guest.objects.filter(pk__in=guest_ids).values_list("pk", "tenant_id", "event_id")
+    return {pk: (tenant_id, event_id) for pk, tenant_id, event_id in rows}
+
+
+def _latest_stamps(
+    events: list["ActivityEvent"],
+) -> tuple[dict[uuid.UUID, datetime], dict[uuid.UUID, datetime]]:
+    """Per guest, the newest access and the newest login of the batch."""
+    latest_access: dict[uuid.UUID, datetime] = {}
+    latest_login: dict[uuid.UUID, datetime] = {}
+    for event in events:
+        if event.is_guest_access:
+            latest_access[event.guest_id] = max(event.at, latest_access.get(event.guest_id, event.at))
+        if event.is_login:
+            latest_login[event.guest_id] = max(event.at, latest_login.get(event.guest_id, event.at))
+    return latest_access, latest_login
+
+
+def _activity_rows_not_stored(events: list["ActivityEvent"]) -> list[GuestActivity]:
+    """One row per event, leaving out the events already stored (a message delivered again)."""
+    already_stored = set(GuestActivity.objects.filter(pk__in=[e.id for e in events]).values_list("pk", flat=True))
+    return [
+        GuestActivity(
+            id=e.id,
+            tenant_id=e.tenant_id,
+            event_id=e.event_id,
+            guest_id=e.guest_id,
+            kind=e.kind,
+            at=e.at,
+            user_agent=e.user_agent,
+            client_hash=e.client_hash,
+            actor_user_id=e.actor_user_id,
+        )
+        for e in events
+        if e.id not in already_stored
+    ]
+
+
 def guest_activity_record_batch(*, events) -> ActivityBatchResult:
     """Write a batch of activity events (guests.activity.ActivityEvent): one row each, one update per guest.
 
@@ -464,41 +535,13 @@ def guest_activity_record_batch(*, events) -> ActivityBatchResult:
     unique = list({event.id: event for event in events}.values())
     if not unique:
         return ActivityBatchResult()
-    guests = {
-        pk: (tenant_id, event_id)
-        for pk, tenant_id, event_id in Guest.objects.filter(pk__in={e.guest_id for e in unique}).values_list(
-            "pk", "tenant_id", "event_id"
-        )
-    }
+    guests = _guests_tenant_and_event(unique)
     valid = [e for e in unique if guests.get(e.guest_id) == (e.tenant_id, e.event_id)]
     result = ActivityBatchResult(dropped=len(unique) - len(valid))
     if not valid:
         return result
-    already_stored = set(GuestActivity.objects.filter(pk__in=[e.id for e in valid]).values_list("pk", flat=True))
-
-    latest_access: dict = {}
-    latest_login: dict = {}
-    for event in valid:
-        if event.is_guest_access:
-            latest_access[event.guest_id] = max(event.at, latest_access.get(event.guest_id, event.at))
-        if event.is_login:
-            latest_login[event.guest_id] = max(event.at, latest_login.get(event.guest_id, event.at))
-
-    rows = [
-        GuestActivity(
-            id=e.id,
-            tenant_id=e.tenant_id,
-            event_id=e.event_id,
-            guest_id=e.guest_id,
-            kind=e.kind,
-            at=e.at,
-            user_agent=e.user_agent,
-            client_hash=e.client_hash,
-            actor_user_id=e.actor_user_id,
-        )
-        for e in valid
-        if e.id not in already_stored
-    ]
+    latest_access, latest_login = _latest_stamps(valid)
+    rows = _activity_rows_not_stored(valid)
 
     def write(*, attempt: int) -> int:
         pending = rows

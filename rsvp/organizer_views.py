@@ -77,13 +77,51 @@ def change_request_list(request, event_id):
     return render(request, "rsvp/organizer/change_request_list.html", context)
 
 
-@require_http_methods(["GET", "POST"])
 def _no_longer_fits(error: Exception) -> str:
     """Why a proposed answer cannot be applied now: the rules' own message, or the household changed."""
     message = " ".join(error.messages) if isinstance(error, ValidationError) else ""
     return message or _("The household changed: this answer no longer fits it.")
 
 
+def _change_request_decide(request, change: ChangeRequest, form: DecisionForm) -> str:
+    """Approve or decline as posted; the problem to show when the answer no longer fits, else ""."""
+    guest = change.guest
+    decision = request.POST.get("decision")
+    try:
+        if decision == "approve":
+            services.change_request_approve(
+                request=change, acting_user=request.user, response=form.cleaned_data["response"]
+            )
+            messages.success(
+                request,
+                _("Approved: the answer is changed and %(name)s gets an email.") % {"name": guest.full_name},
+            )
+        elif decision == "decline":
+            services.change_request_decline(
+                request=change, acting_user=request.user, response=form.cleaned_data["response"]
+            )
+            messages.success(request, _("Declined: %(name)s gets an email.") % {"name": guest.full_name})
+        else:
+            raise ValidationError(_("Choose approve or decline."))
+    except services.ChangeRequestAlreadyDecided:
+        messages.warning(request, _("Someone decided this request already."))
+    except (ValidationError, services.RsvpNeedsConfirmation, services.RsvpConflict) as error:
+        return _no_longer_fits(error)
+    return ""
+
+
+def _change_request_preview(change: ChangeRequest) -> tuple[list, str]:
+    """What approving would write now (the proposals), or why it no longer fits."""
+    if not change.is_pending:
+        return [], ""
+    try:
+        plan = services.rsvp_preview(guest=change.guest, answer=services.HouseholdAnswer.from_data(change.proposed))
+    except (ValidationError, services.RsvpNeedsConfirmation) as error:
+        return [], _no_longer_fits(error)
+    return plan.proposals, ""
+
+
+@require_http_methods(["GET", "POST"])
 def change_request_detail(request, event_id, request_id):
     """A guest's request: what it would change now, the guest's message; approve or decline (once)."""
     event = event_get(tenant=request.tenant, event_id=event_id)
@@ -94,28 +132,7 @@ def change_request_detail(request, event_id, request_id):
     status = 200
     problem = ""
     if request.method == "POST" and change.is_pending and form.is_valid():
-        decision = request.POST.get("decision")
-        try:
-            if decision == "approve":
-                services.change_request_approve(
-                    request=change, acting_user=request.user, response=form.cleaned_data["response"]
-                )
-                messages.success(
-                    request,
-                    _("Approved: the answer is changed and %(name)s gets an email.") % {"name": guest.full_name},
-                )
-            elif decision == "decline":
-                services.change_request_decline(
-                    request=change, acting_user=request.user, response=form.cleaned_data["response"]
-                )
-                messages.success(request, _("Declined: %(name)s gets an email.") % {"name": guest.full_name})
-            else:
-                raise ValidationError(_("Choose approve or decline."))
-        except services.ChangeRequestAlreadyDecided:
-            messages.warning(request, _("Someone decided this request already."))
-        except (ValidationError, services.RsvpNeedsConfirmation, services.RsvpConflict) as error:
-            problem = _no_longer_fits(error)
-            status = 400
+        problem = _change_request_decide(request, change, form)
         if not problem:
             return redirect(
                 "rsvp_organizer:change_request",
@@ -123,17 +140,12 @@ def change_request_detail(request, event_id, request_id):
                 event_id=event.pk,
                 request_id=change.pk,
             )
+        status = 400
     elif request.method == "POST":
         status = 400 if change.is_pending else 409
         if not change.is_pending:
             messages.warning(request, _("Someone decided this request already."))
-    preview, preview_error = [], ""
-    if change.is_pending:
-        try:
-            plan = services.rsvp_preview(guest=guest, answer=services.HouseholdAnswer.from_data(change.proposed))
-            preview = plan.proposals
-        except (ValidationError, services.RsvpNeedsConfirmation) as error:
-            preview_error = _no_longer_fits(error)
+    preview, preview_error = _change_request_preview(change)
     context = {
         "event": event,
         "change": change,

@@ -329,32 +329,43 @@ def _plan_per_member(
     household: Household, answer: HouseholdAnswer, *, event: Event, by_organizer: bool
 ) -> list[Proposal]:
     """The per-member shape: see the module docstring."""
+    proposals = _member_proposals(household, answer, event=event)
+    _per_member_confirmation_check(household, answer, proposals, by_organizer=by_organizer)
+    return proposals
+
+
+def _member_proposals(household: Household, answer: HouseholdAnswer, *, event: Event) -> list[Proposal]:
+    """One proposal per member answered for, each a valid answer of its own (ValidationError otherwise)."""
     if not answer.members:
         raise ValidationError({"members": _("Answer for at least one member of your group.")})
     ids = [choice.guest_id for choice in answer.members]
     if len(set(ids)) != len(ids) or any(household.member(pk) is None for pk in ids):
         raise ValidationError({"members": _("Choose only members of your group, each once.")})
-    proposals = []
-    for choice in answer.members:
-        member = household.member(choice.guest_id)
-        dietary, answers = _clean_details(event, dietary=choice.dietary, answers=choice.answers, field_name="members")
-        if choice.attending:
-            count = choice.num_guests if choice.num_guests is not None else member.usual_count
-            if not 1 <= count <= MAX_PEOPLE_PER_MEMBER:
-                raise ValidationError(
-                    {
-                        "members": _("%(name)s: say how many people are coming (1 to %(max)s).")
-                        % {"name": member.full_name, "max": MAX_PEOPLE_PER_MEMBER}
-                    }
-                )
-            proposals.append(Proposal(member, Guest.Status.COMING, count, dietary, answers))
-        else:
-            if choice.num_guests:
-                raise ValidationError(
-                    {"members": _("%(name)s is not coming: count 0 people.") % {"name": member.full_name}}
-                )
-            proposals.append(Proposal(member, Guest.Status.DECLINED, 0, dietary, answers))
+    return [_member_proposal(household.member(choice.guest_id), choice, event=event) for choice in answer.members]
 
+
+def _member_proposal(member: Guest, choice: MemberChoice, *, event: Event) -> Proposal:
+    dietary, answers = _clean_details(event, dietary=choice.dietary, answers=choice.answers, field_name="members")
+    if choice.attending:
+        count = choice.num_guests if choice.num_guests is not None else member.usual_count
+        if not 1 <= count <= MAX_PEOPLE_PER_MEMBER:
+            raise ValidationError(
+                {
+                    "members": _("%(name)s: say how many people are coming (1 to %(max)s).")
+                    % {"name": member.full_name, "max": MAX_PEOPLE_PER_MEMBER}
+                }
+            )
+        return Proposal(member, Guest.Status.COMING, count, dietary, answers)
+    if choice.num_guests:
+        raise ValidationError({"members": _("%(name)s is not coming: count 0 people.") % {"name": member.full_name}})
+    return Proposal(member, Guest.Status.DECLINED, 0, dietary, answers)
+
+
+def _per_member_confirmation_check(
+    household: Household, answer: HouseholdAnswer, proposals: list[Proposal], *, by_organizer: bool
+) -> None:
+    """RsvpNeedsConfirmation, unless confirmed, when the answer overrides someone's own decline or its head
+    count differs from what the household expects (members not answered for count as they stand)."""
     answerer = household.guest
     overrides = [
         p.member
@@ -385,7 +396,6 @@ def _plan_per_member(
             concerned=concerned,
             declined_members=overrides,
         )
-    return proposals
 
 
 def _plan(*, household: Household, answer: HouseholdAnswer, event: Event, by_organizer: bool) -> AnswerPlan:

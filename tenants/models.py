@@ -117,7 +117,7 @@ class Membership(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, models.CASCADE, verbose_name=_("user"), related_name="memberships", db_index=False
     )
-    role = models.CharField(_("role"), max_length=10, choices=Role.choices, default=Role.VIEWER)
+    role = models.CharField(_("role"), max_length=10, choices=Role, default=Role.VIEWER)
     created_at = MillisecondDateTimeField(_("created at"), default=timezone.now, editable=False)
 
     objects = TenantScopedQuerySet.as_manager()
@@ -153,7 +153,7 @@ class Invitation(models.Model):
         Tenant, models.CASCADE, verbose_name=_("organization"), related_name="invitations", db_index=False
     )
     email = models.EmailField(_("email address"))
-    role = models.CharField(_("role"), max_length=10, choices=Role.choices, default=Role.ADMIN)
+    role = models.CharField(_("role"), max_length=10, choices=Role, default=Role.ADMIN)
     token = models.CharField(_("token"), max_length=64, unique=True, editable=False)
     invited_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, models.SET_NULL, verbose_name=_("invited by"), null=True, related_name="+"

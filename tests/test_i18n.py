@@ -14,6 +14,7 @@ import uuid
 from html.parser import HTMLParser
 from pathlib import Path
 
+import polib
 import pytest
 from django.conf import settings
 from django.utils import timezone, translation
@@ -21,6 +22,7 @@ from django.utils import timezone, translation
 from events.models import Event
 from rsvp.models import ChangeRequest
 from rsvp.services import HouseholdAnswer, rsvp_record
+from scripts import po_check
 from tenants.models import Invitation, Role
 from tests.factories import EventFactory, GuestFactory
 from tests.rsvp.household_form import household_post, row
@@ -31,7 +33,7 @@ MO_PATH = LOCALE_DIR / "django.mo"
 ES = {"HTTP_ACCEPT_LANGUAGE": "es"}
 EN = {"HTTP_ACCEPT_LANGUAGE": "en"}
 ANSWER_URL = "/rsvp/answer/"
-PLACEHOLDER = re.compile(r"%\(\w+\)[sdfi]|%[sdfi]")
+PLACEHOLDER = po_check.PLACEHOLDER
 
 
 @pytest.fixture(autouse=True)
@@ -45,122 +47,130 @@ def _keep_active_language():
         translation.deactivate()
 
 
-# --- a small .po parser (no polib) ----------------------------------------------------------------
-
-
-def _unquote(literal: str) -> str:
-    """A PO string literal ("...", C escapes) as text."""
-    escapes = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
-    return re.sub(r"\\(.)", lambda m: escapes.get(m.group(1), m.group(0)), literal[1:-1])
-
-
-def parse_po(path: Path) -> tuple[dict, list[dict]]:
-    """(header fields, entries); each entry: msgctxt, msgid, msgid_plural, msgstr (list), flags.
-
-    Obsolete entries (#~) are left out: gettext ignores them too.
-    """
-    header, entries = {}, []
-    for block in re.split(r"\n\s*\n", path.read_text(encoding="utf-8")):
-        lines = block.strip().splitlines()
-        if not lines or any(line.startswith("#~") for line in lines):
-            continue
-        entry = {"msgctxt": None, "msgid": None, "msgid_plural": None, "msgstr": {}, "flags": set()}
-        target = None
-        for line in lines:
-            if line.startswith("#,"):
-                entry["flags"].update(flag.strip() for flag in line[2:].split(","))
-            elif line.startswith("#"):
-                continue
-            elif match := re.match(r'^(msgctxt|msgid_plural|msgid|msgstr)(?:\[(\d+)\])? (".*")$', line):
-                keyword, index, literal = match.groups()
-                if keyword == "msgstr":
-                    target = ("msgstr", int(index or 0))
-                    entry["msgstr"][target[1]] = _unquote(literal)
-                else:
-                    target = (keyword, None)
-                    entry[keyword] = _unquote(literal)
-            elif line.startswith('"') and target:
-                if target[0] == "msgstr":
-                    entry["msgstr"][target[1]] += _unquote(line)
-                else:
-                    entry[target[0]] += _unquote(line)
-            else:
-                raise AssertionError(f"unexpected line in {path.name}: {line!r}")
-        entry["msgstr"] = [entry["msgstr"][i] for i in sorted(entry["msgstr"])]
-        if entry["msgid"] == "" and entry["msgctxt"] is None:
-            header = dict(line.split(": ", 1) for line in entry["msgstr"][0].splitlines() if ": " in line) | {
-                "_flags": entry["flags"]
-            }
-        else:
-            entries.append(entry)
-    return header, entries
-
-
-@pytest.fixture(scope="module")
-def catalog():
-    return parse_po(PO_PATH)
-
-
-def _nplurals(header) -> int:
-    return int(re.search(r"nplurals\s*=\s*(\d+)", header["Plural-Forms"]).group(1))
-
-
-def _label(entry) -> str:
-    return repr(entry["msgid"]) + (f" (context {entry['msgctxt']!r})" if entry["msgctxt"] else "")
-
-
 # --- the catalog --------------------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def catalog() -> polib.POFile:
+    return polib.pofile(str(PO_PATH))
+
+
+def _problems_report(problems) -> str:
+    return "fix these in locale/es/LC_MESSAGES/django.po, then run bin/i18n:\n" + "\n".join(map(str, problems))
+
+
+def _label(entry) -> str:
+    return repr(entry.msgid) + (f" (context {entry.msgctxt!r})" if entry.msgctxt else "")
+
+
+def _key(entry) -> tuple:
+    return entry.msgctxt, entry.msgid, entry.msgid_plural or None
+
+
 def test_po_header_is_spanish_utf8_and_not_fuzzy(catalog):
-    header, entries = catalog
-    assert header["Language"] == "es"
-    assert "charset=UTF-8" in header["Content-Type"]
-    assert "fuzzy" not in header["_flags"], "a fuzzy header is skipped by msgfmt (and with it the charset)"
-    assert _nplurals(header) >= 2
-    assert len(entries) > 200
+    assert catalog.metadata["Language"] == "es"
+    assert "charset=UTF-8" in catalog.metadata["Content-Type"]
+    assert not catalog.metadata_is_fuzzy, "a fuzzy header is skipped by msgfmt (and with it the charset)"
+    assert po_check.nplurals(catalog) >= 2
+    assert len(po_check.live_entries(catalog)) > 200
 
 
-def test_every_entry_is_translated_and_none_is_fuzzy(catalog):
-    header, entries = catalog
-    nplurals = _nplurals(header)
-    problems = []
-    for entry in entries:
-        if "fuzzy" in entry["flags"]:
-            problems.append(f"fuzzy: {_label(entry)}")
-        if entry["msgid_plural"] is not None and len(entry["msgstr"]) != nplurals:
-            problems.append(f"{len(entry['msgstr'])} plural forms instead of {nplurals}: {_label(entry)}")
-        if not entry["msgstr"] or any(not form.strip() for form in entry["msgstr"]):
-            problems.append(f"untranslated: {_label(entry)}")
-    assert not problems, "translate these in locale/es/LC_MESSAGES/django.po, then run bin/i18n:\n" + "\n".join(
-        problems
-    )
+@pytest.mark.parametrize("kind", ["fuzzy", "untranslated", "obsolete"])
+def test_every_entry_is_translated_none_is_fuzzy_and_none_is_obsolete(kind):
+    problems = [problem for problem in po_check.catalogue_problems(PO_PATH) if problem.kind == kind]
+    assert not problems, _problems_report(problems)
 
 
-def test_translations_keep_the_placeholders(catalog):
-    _header, entries = catalog
-    problems = []
-    for entry in entries:
-        sources = [entry["msgid"]] + ([entry["msgid_plural"]] if entry["msgid_plural"] is not None else [])
-        expected = set().union(*(PLACEHOLDER.findall(s) for s in sources))
-        for form in entry["msgstr"]:
-            if set(PLACEHOLDER.findall(form)) != expected:
-                problems.append(f"{_label(entry)} -> {form!r}")
-    assert not problems, "placeholders differ:\n" + "\n".join(problems)
+def test_translations_keep_the_placeholders():
+    problems = [problem for problem in po_check.catalogue_problems(PO_PATH) if problem.kind == "placeholders"]
+    assert not problems, _problems_report(problems)
+
+
+BROKEN_PO = r"""msgid ""
+msgstr ""
+"Language: es\n"
+"Content-Type: text/plain; charset=UTF-8\n"
+"Plural-Forms: nplurals=3; plural=n == 1 ? 0 : n != 0 && n % 1000000 == 0 ? 1 : 2;\n"
+
+msgid "Fine"
+msgstr "Bien"
+
+#, python-format
+msgid "Hello %(name)s"
+msgstr "Hola %(name)s"
+
+#, fuzzy
+msgid "Guessed"
+msgstr "Adivinado"
+
+msgid "Left empty"
+msgstr ""
+
+msgid "Only spaces"
+msgstr "  "
+
+#, python-format
+msgid "%(count)s seat"
+msgid_plural "%(count)s seats"
+msgstr[0] "%(count)s plaza"
+msgstr[1] "%(count)s plazas"
+
+#, python-format
+msgid "Up to %(max)s"
+msgstr "Hasta %(maximo)s"
+
+#, python-format
+msgid "%(count)s ticket"
+msgid_plural "%(count)s tickets"
+msgstr[0] "%(count)s entrada"
+msgstr[1] "entradas"
+msgstr[2] "%(count)s entradas"
+
+#~ msgid "Gone from the code"
+#~ msgstr "Ya no está en el código"
+"""
+
+
+def test_the_catalogue_checks_catch_each_kind_of_broken_entry(tmp_path):
+    """The checks above are worth something only if a broken catalogue fails them."""
+    path = tmp_path / "django.po"
+    path.write_text(BROKEN_PO, encoding="utf-8")
+
+    found = {(problem.kind, problem.msgid) for problem in po_check.catalogue_problems(path)}
+
+    assert found == {
+        ("fuzzy", "Guessed"),
+        ("untranslated", "Left empty"),
+        ("untranslated", "Only spaces"),
+        ("untranslated", "%(count)s seat"),  # two plural forms where Spanish has three
+        ("placeholders", "Up to %(max)s"),
+        ("placeholders", "%(count)s ticket"),  # one plural form lost the count
+        ("obsolete", "Gone from the code"),
+    }
+    assert po_check.main([str(path)]) == 1
+    path.write_text(BROKEN_PO.split("#, fuzzy")[0], encoding="utf-8")
+    assert po_check.catalogue_problems(path) == []
+    assert po_check.main([str(path)]) == 0
+
+
+def test_a_fuzzy_header_is_caught(tmp_path):
+    path = tmp_path / "django.po"
+    path.write_text("#, fuzzy\n" + BROKEN_PO.split("#, fuzzy")[0], encoding="utf-8")
+    assert [problem.kind for problem in po_check.catalogue_problems(path)] == ["fuzzy"]
 
 
 def test_compiled_mo_matches_the_po(catalog):
     """django.mo is committed and must be recompiled (bin/i18n) whenever django.po changes."""
-    _header, entries = catalog
     with MO_PATH.open("rb") as fp:
         compiled = gettext.GNUTranslations(fp)._catalog
     stale = []
-    for entry in entries:
-        key = f"{entry['msgctxt']}\x04{entry['msgid']}" if entry["msgctxt"] else entry["msgid"]
-        if entry["msgid_plural"] is None:
-            if compiled.get(key) != entry["msgstr"][0]:
+    for entry in po_check.live_entries(catalog):
+        key = f"{entry.msgctxt}\x04{entry.msgid}" if entry.msgctxt else entry.msgid
+        forms = po_check.translations(entry)
+        if not entry.msgid_plural:
+            if compiled.get(key) != forms[0]:
                 stale.append(_label(entry))
-        elif [compiled.get((key, i)) for i in range(len(entry["msgstr"]))] != entry["msgstr"]:
+        elif [compiled.get((key, i)) for i in range(len(forms))] != forms:
             stale.append(_label(entry))
     assert not stale, "django.mo is out of date; run bin/i18n:\n" + "\n".join(stale)
 
@@ -184,10 +194,9 @@ def test_catalog_has_every_marked_string_of_the_source(catalog, tmp_path):
         check=True,
         capture_output=True,
     )
-    _fresh_header, fresh = parse_po(tmp_path / "locale" / "es" / "LC_MESSAGES" / "django.po")
-    _header, entries = catalog
-    known = {(e["msgctxt"], e["msgid"], e["msgid_plural"]) for e in entries}
-    missing = [_label(e) for e in fresh if (e["msgctxt"], e["msgid"], e["msgid_plural"]) not in known]
+    fresh = polib.pofile(str(tmp_path / "locale" / "es" / "LC_MESSAGES" / "django.po"))
+    known = {_key(entry) for entry in po_check.live_entries(catalog)}
+    missing = [_label(entry) for entry in po_check.live_entries(fresh) if _key(entry) not in known]
     assert not missing, "new strings are not in the catalog; run bin/i18n and translate them:\n" + "\n".join(missing)
 
 
@@ -222,11 +231,11 @@ class _VisibleText(HTMLParser):
 @pytest.fixture(scope="module")
 def english_patterns(catalog):
     """A full-match pattern for each English source text whose Spanish differs; placeholders match anything."""
-    _header, entries = catalog
     patterns = {}
-    for entry in entries:
-        for index, source in enumerate([entry["msgid"], entry["msgid_plural"]]):
-            if source is None or source in entry["msgstr"][min(index, len(entry["msgstr"]) - 1) :]:
+    for entry in po_check.live_entries(catalog):
+        forms = po_check.translations(entry)
+        for index, source in enumerate([entry.msgid, entry.msgid_plural]):
+            if not source or source in forms[min(index, len(forms) - 1) :]:
                 continue
             text = " ".join(source.split())
             parts = PLACEHOLDER.split(text)

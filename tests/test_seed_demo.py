@@ -70,7 +70,7 @@ def test_text_output_lists_organizer_and_two_guest_logins():
     text = out.getvalue()
     assert "Organizer login:" in text and text.count("Guest login at /rsvp/:") == 2
     event = Event.objects.get(slug="demo-concert")
-    assert "Ticket shop of “Demo Concert” (General 25.00 EUR, Front row 60.00 EUR): http://127.0.0.1:" in text
+    assert "Ticket shop of “Demo Concert” (General €25.00, Front row €60.00): http://127.0.0.1:" in text
     assert f"/e/{event.pk}/" in text
 
 
@@ -100,7 +100,7 @@ def test_ticketed_event_is_published_on_sale_and_its_ids_are_real(client):
     shop = client.get(urlsplit(data["shop_url"]).path)
     page = shop.content.decode()
     assert shop.status_code == 200
-    assert "Demo Concert" in page and "25.00 EUR" in page and "60.00 EUR" in page
+    assert "Demo Concert" in page and "€25.00" in page and "€60.00" in page
 
 
 @pytest.mark.django_db

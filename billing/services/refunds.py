@@ -28,8 +28,8 @@ def order_refund(*, order: Order, acting_user, amount: int | None = None) -> Ord
     if not 0 < amount <= order.refundable_amount:
         raise ValidationError(
             {
-                "amount": _("Refund between 0.01 and %(max)s.")
-                % {"max": money_format(order.refundable_amount, order.currency)}
+                "amount": _("Refund between %(min)s and %(max)s.")
+                % {"min": money_format(1, order.currency), "max": money_format(order.refundable_amount, order.currency)}
             }
         )
     try:

@@ -76,7 +76,7 @@ def test_ledger_and_webhook_events_are_found_by_stripe_id_buyer_or_order(staff_c
 
 
 def test_order_list_shows_the_total_formatted(staff_client, paid_order):
-    assert "50.00 EUR" in staff_client.get(_admin_url(Order)).content.decode()
+    assert "€50.00" in staff_client.get(_admin_url(Order)).content.decode()
 
 
 def test_order_money_and_status_cannot_be_edited_in_the_admin(staff_client, paid_order):

@@ -27,7 +27,7 @@ def test_a_payment_whose_seats_were_sold_meanwhile_emails_the_owners_and_the_eve
 
     [message] = attention_emails(ticketed_event)
     assert sorted(message.to) == sorted({owner.email, ticketed_event.contact_email})
-    assert "late@example.com" in message.body and "120.00 EUR" in message.body
+    assert "late@example.com" in message.body and "€120.00" in message.body
     assert "sold to others" in message.body
     assert f"/events/{ticketed_event.pk}/orders/{late.pk}/" in message.body
     assert fresh(late).attention_notified_at is not None
@@ -42,7 +42,7 @@ def test_a_payment_of_another_amount_emails_the_organizers_to_review_it(
 
     assert fresh(order).status == Order.Status.NEEDS_REVIEW
     [message] = attention_emails(ticketed_event)
-    assert "another amount" in message.body and "1.00 EUR" in message.body
+    assert "another amount" in message.body and "€1.00" in message.body
 
 
 def test_an_order_that_was_paid_normally_emails_nobody(fake_stripe, owner, ticketed_event, standard, webhook):

@@ -78,7 +78,7 @@ def test_buying_two_tickets_in_test_mode_end_to_end(client, concert, general, dj
     assert checkout.status_code == 200
     page = text_of(checkout)
     assert "Test payment mode — no real money" in page
-    assert "2 × General (25.00 EUR) 50.00 EUR" in page and "Pay 50.00 EUR (test)" in page
+    assert "2 × General (€25.00) €50.00" in page and "Pay €50.00 (test)" in page
 
     with django_capture_on_commit_callbacks(execute=True):
         paid = client.post(checkout_path, {"action": "pay"})
@@ -139,7 +139,7 @@ def test_test_checkout_of_a_paid_order_does_not_pay_twice(client, concert, gener
     again = client.get(path_of(order.checkout_url))
     pay(client, order, django_capture_on_commit_callbacks)
 
-    assert "Order status: Paid" in text_of(again) and "Pay 50.00 EUR" not in text_of(again)
+    assert "Order status: Paid" in text_of(again) and "Pay €50.00" not in text_of(again)
     assert Ticket.objects.filter(order=order).count() == 2
     general.refresh_from_db()
     assert general.sold == 2 and len(mail.outbox) == 1
@@ -189,9 +189,9 @@ def test_order_page_summarises_lines_and_total(client, concert, general, django_
 
     page = text_of(client.get(services.order_page_path(order)))
 
-    assert "1 × General (25.00 EUR) 25.00 EUR" in page
-    assert "1 × Front row (60.00 EUR) 60.00 EUR" in page
-    assert "Total 85.00 EUR" in page
+    assert "1 × General (€25.00) €25.00" in page
+    assert "1 × Front row (€60.00) €60.00" in page
+    assert "Total €85.00" in page
 
 
 def test_refunded_tickets_are_void_and_have_no_qr_code(
@@ -210,7 +210,7 @@ def test_refunded_tickets_are_void_and_have_no_qr_code(
     assert re.search(rf'data-code="{valid.code}" data-status="valid">\s*<header>.*?<svg', html, re.S)
     page = text_of(response)
     assert "Order status: Partially refunded" in page
-    assert "Part of this order was refunded (25.00 EUR)." in page
+    assert "Part of this order was refunded (€25.00)." in page
 
 
 def test_fully_refunded_order_shows_only_void_tickets(
@@ -224,7 +224,7 @@ def test_fully_refunded_order_shows_only_void_tickets(
 
     assert "<svg" not in response.content.decode()
     assert text_of(response).count("This ticket was refunded and is no longer valid.") == 2
-    assert "This order was refunded (50.00 EUR). Its tickets are void." in text_of(response)
+    assert "This order was refunded (€50.00). Its tickets are void." in text_of(response)
 
 
 def test_checked_in_ticket_says_when(client, concert, general, owner, django_capture_on_commit_callbacks):

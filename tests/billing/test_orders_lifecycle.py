@@ -5,6 +5,7 @@ going through the same webhook code as Stripe."""
 from datetime import timedelta
 
 import pytest
+from django.core import mail
 from django.core.exceptions import ValidationError
 
 from billing import notifications, payments, services
@@ -214,6 +215,17 @@ def test_the_tickets_email_is_sent_once_with_a_qr_image_per_ticket(fake_stripe, 
 
     assert notifications.order_confirmation_send(order=order) is False
     assert len(tickets_emails()) == 1
+
+
+def test_the_tickets_email_shows_the_total_in_the_buyers_language(fake_stripe, ticketed_event, standard, webhook):
+    order = buy(ticketed_event, (standard, 3))
+    Order.objects.filter(pk=order.pk).update(language="es")  # bought on the Spanish shop page
+
+    webhook(fake_stripe.complete(order.stripe_session_id))
+
+    [email] = [m for m in mail.outbox if m.to == ["ada@example.com"]]
+    assert email.subject.startswith("Tus entradas")
+    assert "75,00\xa0€" in email.body and "€75.00" not in email.body
 
 
 # --- Check-in --------------------------------------------------------------------------------------------------

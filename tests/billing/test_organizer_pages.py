@@ -107,7 +107,7 @@ def test_orders_list_newest_first_with_counts_per_status(owner_client, concert, 
     counts = {f["value"]: f["count"] for f in response.context["filters"]}
     assert (counts[""], counts["paid"], counts["pending"], counts["refunded"], counts["attention"]) == (2, 1, 1, 0, 0)
     page = response.content.decode()
-    assert "Pending Buyer" in page and "50.00 EUR" in page
+    assert "Pending Buyer" in page and "€50.00" in page
 
 
 def test_orders_list_filters_by_status(owner_client, concert, general, buy):
@@ -175,7 +175,7 @@ def test_order_page_shows_lines_attendees_answers_tickets_and_ledger(owner_clien
 
     assert response.status_code == 200
     page = response.content.decode()
-    for shown in ["Ann Lee", "Bo Chen", "VIP", "80.00 EUR", "105.00 EUR", "Vegan, no nuts", "Favourite song?"]:
+    for shown in ["Ann Lee", "Bo Chen", "VIP", "€80.00", "€105.00", "Vegan, no nuts", "Favourite song?"]:
         assert shown in page
     assert "Blue Monday" in page
     for ticket in _tickets(order):
@@ -256,7 +256,7 @@ def test_partial_refund_typed_as_a_decimal_voids_the_tickets_it_covers(owner_cli
         ("25.001", "Use at most two decimals."),
         ("abc", "Enter an amount such as 25.00."),
         ("0", "Enter an amount above zero."),
-        ("50.01", "Refund between 0.01 and 50.00 EUR."),  # the service's rule, shown on the field
+        ("50.01", "Refund between €0.01 and €50.00."),  # the service's rule, shown on the field
     ],
 )
 def test_a_refund_amount_that_is_not_possible_is_refused_on_the_field(
@@ -501,8 +501,8 @@ def test_dashboard_numbers_after_a_sale_and_a_partial_refund(owner_client, conce
     assert (vip_row.sold, vip_row.reserved, vip_row.remaining) == (1, 0, 4)
     assert [t.status for t in _tickets(order)] == [Ticket.Status.VALID, Ticket.Status.VALID, Ticket.Status.VALID]
     page = response.content.decode()
-    assert '<span class="number" data-stat="captured">130.00 EUR</span>' in page
-    assert '<span class="number" data-stat="net">105.00 EUR</span>' in page
+    assert '<span class="number" data-stat="captured">€130.00</span>' in page
+    assert '<span class="number" data-stat="net">€105.00</span>' in page
     assert '<span class="number" data-stat="checked_in">1</span>' in page
 
 
@@ -514,7 +514,7 @@ def test_dashboard_revenue_refunded_and_checked_in_per_type(owner_client, concer
     row = owner_client.get(_url("events:dashboard", concert)).context["sales"].types[0]
 
     assert (row.sold, row.revenue, row.refunded, row.checked_in) == (1, 5000, 2500, 1)
-    assert (row.revenue_display, row.refunded_display) == ("50.00 EUR", "25.00 EUR")
+    assert (row.revenue_display, row.refunded_display) == ("€50.00", "€25.00")
 
 
 def _dashboard_queries(client, event) -> int:

@@ -80,8 +80,8 @@ def test_shop_shows_the_event_in_its_time_zone_and_every_type_with_price_and_sea
     assert "Demo Concert" in page
     assert "8 p.m." in page and "(Europe/Madrid)" in page  # 18:00 UTC shown as the local 20:00
     assert "Sala Apolo, Barcelona" in page and "Black tie optional" in page and "chamber music" in page
-    assert "General 25.00 EUR · 200 left" in page
-    assert "Front row 60.00 EUR · Sold out" in page
+    assert "General €25.00 · 200 left" in page
+    assert "Front row €60.00 · Sold out" in page
     html = response.content.decode()
     assert f'name="qty_{general.pk}"' in html
     # A sold-out type has no quantity to choose.
@@ -133,6 +133,15 @@ def test_shop_speaks_the_events_language(client, concert, general):
     assert '<html lang="es">' in client.get(shop_url(concert)).content.decode()
     client.cookies["django_language"] = "en"
     assert '<html lang="en">' in client.get(shop_url(concert)).content.decode()
+
+
+def test_prices_are_written_the_way_the_pages_language_writes_them(client, concert, general):
+    Event.objects.filter(pk=concert.pk).update(language="es")
+    spanish = text_of(client.get(shop_url(concert)))
+    assert "General 25,00 €" in spanish and "€25.00" not in spanish
+    client.cookies["django_language"] = "en"
+    english = text_of(client.get(shop_url(concert)))
+    assert "General €25.00" in english and "25,00" not in english
 
 
 @pytest.mark.parametrize(
@@ -217,7 +226,7 @@ def test_type_sold_out_since_the_page_was_shown_is_named(client, concert, genera
 
     assert response.status_code == 409
     assert response.context["sold_out"] == ["“Front row” is sold out."]
-    assert "Front row 60.00 EUR · Sold out" in text_of(response)
+    assert "Front row €60.00 · Sold out" in text_of(response)
     front_row.refresh_from_db()
     assert (front_row.sold, front_row.reserved, Order.objects.count()) == (5, 0, 0)
 
@@ -292,7 +301,7 @@ def test_hidden_type_is_listed_only_with_its_access_code(client, concert, genera
 
     response = client.get(shop_url(concert, code="BACKSTAGE"))
     page = text_of(response)
-    assert "Crew 10.00 EUR · 10 left" in page and "Your access code unlocked more tickets." in page
+    assert "Crew €10.00 · 10 left" in page and "Your access code unlocked more tickets." in page
     assert re.search(r'<input type="hidden" name="code" value="BACKSTAGE"', response.content.decode())
 
 

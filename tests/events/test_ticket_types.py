@@ -178,7 +178,7 @@ def test_list_shows_sold_reserved_and_remaining(member_client, concert, general)
     assert '<td data-col="sold">7</td>' in page
     assert '<td data-col="reserved">3</td>' in page
     assert '<td data-col="remaining">90</td>' in page
-    assert "25.00 EUR" in page
+    assert "€25.00" in page
 
 
 @pytest.mark.parametrize("role", [Role.OWNER, Role.ADMIN])

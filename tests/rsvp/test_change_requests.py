@@ -321,6 +321,30 @@ def test_the_dashboard_lists_pending_requests_and_the_organizer_decides(owner_cl
     )
 
 
+def test_the_page_of_a_request_that_no_longer_fits_says_why_and_approving_changes_nothing(
+    owner_client, tenant, event, anna_lisa, owner
+):
+    anna, lisa = anna_lisa
+    request = change_request_create(guest=anna, answer=_lisa_absent(anna, lisa), message="")
+    guest_group_leave(guest=lisa, acting_user=owner)  # Lisa is no longer in Anna's household
+    detail_url = reverse(
+        "rsvp_organizer:change_request",
+        kwargs={"tenant_slug": tenant.slug, "event_id": event.pk, "request_id": request.pk},
+    )
+
+    detail = owner_client.get(detail_url)
+    assert detail.status_code == 200
+    assert detail.context["preview_error"] and detail.context["preview_error"] in detail.content.decode()
+
+    response = owner_client.post(detail_url, {"decision": "approve"})
+    assert response.status_code == 400
+    assert response.context["problem"] and response.context["problem"] in response.content.decode()
+    assert ChangeRequest.objects.get().status == "pending"
+    assert _answers(anna)["Anna"] == (COMING, 1, "self")
+
+    assert owner_client.put(detail_url).status_code == 405
+
+
 def test_the_request_list_filters_by_status(owner_client, tenant, event, anna_lisa, owner):
     anna, lisa = anna_lisa
     request = change_request_create(guest=anna, answer=_lisa_absent(anna, lisa), message="")
