@@ -1,6 +1,8 @@
 import functools
 import uuid
 import zoneinfo
+from datetime import datetime
+from typing import Self
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -49,8 +51,8 @@ def questions_error(questions) -> str | None:
     return None
 
 
-class EventQuerySet(TenantScopedQuerySet):
-    def active(self):
+class EventQuerySet(TenantScopedQuerySet["Event"]):
+    def active(self) -> Self:
         return self.exclude(status=Event.Status.ARCHIVED)
 
 
@@ -162,8 +164,8 @@ def validate_currency(value: str) -> None:
         raise ValidationError(_("Use a three-letter ISO currency code in lower case, such as eur."))
 
 
-class TicketTypeQuerySet(TenantScopedQuerySet):
-    def on_sale(self, at=None):
+class TicketTypeQuerySet(TenantScopedQuerySet["TicketType"]):
+    def on_sale(self, at: datetime | None = None) -> Self:
         """Types whose sales window is open now; sold-out types stay listed (as sold out)."""
         at = at or now()
         return self.filter(

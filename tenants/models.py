@@ -1,7 +1,8 @@
 import uuid
+from typing import TypeAlias
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractUser, BaseUserManager
+from django.contrib.auth.models import AbstractUser, AnonymousUser, BaseUserManager
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -223,3 +224,8 @@ class RefreshTokenFamily(models.Model):
     @property
     def is_revoked(self) -> bool:
         return self.revoked_at is not None
+
+
+#: Who a service acts for: an organizer's account, the anonymous visitor of a page (`request.user`), or
+#: None for the system (tasks, commands). The audit log keeps only an authenticated account.
+ActingUser: TypeAlias = "User | AnonymousUser | None"
