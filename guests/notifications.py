@@ -34,6 +34,7 @@ from eventsaas.mail import email_subject
 from eventsaas.services import audit_log_record
 from eventsaas.tasks import enqueue_on_commit
 from guests.models import Guest, GuestMessage
+from tenants.models import ActingUser
 from tenants.selectors import event_organizer_emails
 from tenants.services import tenant_require_verified
 
@@ -121,7 +122,7 @@ class InvitationsQueued:
     without_email: int
 
 
-def guest_invitations_send(*, event: Event, guests, acting_user, first_only: bool = False) -> InvitationsQueued:
+def guest_invitations_send(*, event: Event, guests, acting_user: ActingUser, first_only: bool = False) -> InvitationsQueued:
     """Queue invitations to these guests of the event (after commit); guests without email are skipped.
 
     Raises OrganizationNotVerified until an owner of the organization has verified their email.

@@ -45,6 +45,7 @@ from guests.models import Guest
 from guests.notifications import change_request_decided_enqueue, guest_confirmation_enqueue
 from guests.services import AnswerWrite, GuestAnswerConflict, guest_answers_apply
 from rsvp.models import ChangeRequest
+from tenants.models import ActingUser
 
 DIETARY_MAX_LENGTH = 1000
 MAX_PEOPLE_PER_MEMBER = 50
@@ -459,7 +460,7 @@ def rsvp_submit(*, guest: Guest, answer: HouseholdAnswer, now: datetime | None =
 
 
 def rsvp_record(
-    *, guest: Guest, answer: HouseholdAnswer, acting_user, now: datetime | None = None, via: str = ""
+    *, guest: Guest, answer: HouseholdAnswer, acting_user: ActingUser, now: datetime | None = None, via: str = ""
 ) -> Household:
     """An organizer records an answer for the guest's household (a phone call, a late change).
 
@@ -558,7 +559,7 @@ class ChangeRequestAlreadyDecided(Exception):
     """Someone decided this request first; it is decided once."""
 
 
-def _decide(request: ChangeRequest, *, status: str, acting_user, response: str, now) -> bool:
+def _decide(request: ChangeRequest, *, status: str, acting_user: ActingUser, response: str, now) -> bool:
     return bool(
         ChangeRequest.objects.filter(pk=request.pk, status=ChangeRequest.Status.PENDING).update(
             status=status, decided_by_user_id=acting_user.pk, decided_at=now, response=response
@@ -566,7 +567,7 @@ def _decide(request: ChangeRequest, *, status: str, acting_user, response: str, 
     )
 
 
-def change_request_approve(*, request: ChangeRequest, acting_user, response: str = "", now=None) -> Household:
+def change_request_approve(*, request: ChangeRequest, acting_user: ActingUser, response: str = "", now=None) -> Household:
     """Apply the proposed answer through the organizer's path and tell the guest.
 
     The request is claimed first (pending -> approved, a compare-and-set: two
@@ -606,7 +607,7 @@ def change_request_approve(*, request: ChangeRequest, acting_user, response: str
     return household
 
 
-def change_request_decline(*, request: ChangeRequest, acting_user, response: str = "", now=None) -> ChangeRequest:
+def change_request_decline(*, request: ChangeRequest, acting_user: ActingUser, response: str = "", now=None) -> ChangeRequest:
     """Decline the request (decided once, by compare-and-set) and tell the guest; the answer stays."""
     now = now or timezone.now()
     response = (response or "").strip()[: ChangeRequest.MESSAGE_MAX_LENGTH]

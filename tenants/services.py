@@ -16,7 +16,7 @@ from django.utils.translation import gettext as _
 
 from eventsaas.mail import email_subject
 from eventsaas.services import audit_log_record
-from tenants.models import Invitation, Membership, Role, Tenant
+from tenants.models import ActingUser, Invitation, Membership, Role, Tenant
 from tenants.token_state import user_token_state_forget, user_tokens_revoke
 
 User = get_user_model()
@@ -307,7 +307,7 @@ def membership_remove(*, membership: Membership, acting_membership: Membership) 
     )
 
 
-def membership_changed_by_staff(*, membership: Membership, acting_user, removed: bool = False) -> None:
+def membership_changed_by_staff(*, membership: Membership, acting_user: ActingUser, removed: bool = False) -> None:
     """Django admin changed or deleted a membership (the admin wrote the row): end that person's tokens."""
     user_tokens_revoke(user_id=membership.user_id)
     audit_log_record(
@@ -319,7 +319,7 @@ def membership_changed_by_staff(*, membership: Membership, acting_user, removed:
     )
 
 
-def user_deactivated(*, user, acting_user) -> None:
+def user_deactivated(*, user, acting_user: ActingUser) -> None:
     """The account was switched off: every token and refresh token ends, and it cannot log in again."""
     user_tokens_revoke(user_id=user.pk, families=True)
     audit_log_record(action="user.deactivated", actor_user=acting_user, object_id=user.pk)
@@ -329,7 +329,7 @@ def user_deleted(*, user_id) -> None:
     user_token_state_forget(user_id=user_id)
 
 
-def user_password_change(*, user, password: str, acting_user=None) -> None:
+def user_password_change(*, user, password: str, acting_user: ActingUser = None) -> None:
     """Set a new password. Every API token ends (User.save does it for every path) and a login lockout ends."""
     from tenants.throttling import login_lockout_clear
 

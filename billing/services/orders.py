@@ -19,11 +19,12 @@ from eventsaas.db import atomic, is_transient_transaction_error
 from eventsaas.fields import now_as_stored
 from eventsaas.services import audit_log_record
 from eventsaas.tasks import enqueue_on_commit
+from tenants.models import ActingUser
 
 logger = logging.getLogger(__name__)
 
 
-def order_close(*, order: Order, to: str, reason: str, acting_user=None) -> bool:
+def order_close(*, order: Order, to: str, reason: str, acting_user: ActingUser = None) -> bool:
     """pending -> expired | cancelled, releasing the reserved seats. False if the order had moved on."""
     if to not in {Order.Status.EXPIRED, Order.Status.CANCELLED}:
         raise ValueError(f"An order closes as expired or cancelled, not {to!r}.")
@@ -231,7 +232,7 @@ def tickets_issue(*, order: Order) -> list[Ticket]:
     return list(Ticket.objects.filter(order_id=order.pk).order_by("seat"))
 
 
-def order_review_accept(*, order: Order, acting_user) -> Order:
+def order_review_accept(*, order: Order, acting_user: ActingUser) -> Order:
     """The organizer accepts a payment whose amount differed: the held seats are sold and tickets issued."""
     if not Order.objects.filter(pk=order.pk, status=Order.Status.NEEDS_REVIEW).update(
         status=Order.Status.PAID, paid_at=order.paid_at or timezone.now()
@@ -255,7 +256,7 @@ def order_review_accept(*, order: Order, acting_user) -> Order:
     return order
 
 
-def order_confirmation_resend(*, order: Order, acting_user) -> None:
+def order_confirmation_resend(*, order: Order, acting_user: ActingUser) -> None:
     """Send the tickets email again (the buyer lost it, or gave a wrong address that was corrected)."""
     if not order.is_paid:
         raise ValidationError(_("Only a paid order has tickets to send."))
