@@ -495,7 +495,10 @@ def seats_unsell(*, ticket_type_id: uuid.UUID, quantity: int) -> bool:
 _CLAMPED_EARLY = EARLIEST + dt.timedelta(days=1)
 _CLAMPED_LATE = LATEST - dt.timedelta(days=1)
 
-DATE_FIELDS: dict[type[Event | TicketType], tuple[str, ...]] = {Event: ("starts_at", "ends_at", "rsvp_deadline"), TicketType: ("sales_start", "sales_end")}
+DATE_FIELDS: dict[type[Event | TicketType], tuple[str, ...]] = {
+    Event: ("starts_at", "ends_at", "rsvp_deadline"),
+    TicketType: ("sales_start", "sales_end"),
+}
 
 
 @dataclass

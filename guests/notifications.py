@@ -122,7 +122,9 @@ class InvitationsQueued:
     without_email: int
 
 
-def guest_invitations_send(*, event: Event, guests, acting_user: ActingUser, first_only: bool = False) -> InvitationsQueued:
+def guest_invitations_send(
+    *, event: Event, guests, acting_user: ActingUser, first_only: bool = False
+) -> InvitationsQueued:
     """Queue invitations to these guests of the event (after commit); guests without email are skipped.
 
     Raises OrganizationNotVerified until an owner of the organization has verified their email.

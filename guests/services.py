@@ -419,7 +419,9 @@ def guest_answers_apply(
         )
         values["answered_by_user_id"] = _per_row(
             answered,
-            lambda w: acting_user.pk if w.answered_by == Guest.AnsweredBy.ORGANIZER else None,
+            lambda w: (
+                acting_user.pk if acting_user is not None and w.answered_by == Guest.AnsweredBy.ORGANIZER else None
+            ),
             UUIDField(),
             "answered_by_user_id",
         )
@@ -526,8 +528,8 @@ def guest_activity_record_batch(*, events: Iterable[ActivityEvent]) -> ActivityB
         return result
     already_stored = set(GuestActivity.objects.filter(pk__in=[e.id for e in valid]).values_list("pk", flat=True))
 
-    latest_access: dict = {}
-    latest_login: dict = {}
+    latest_access: dict[uuid.UUID, datetime] = {}
+    latest_login: dict[uuid.UUID, datetime] = {}
     for event in valid:
         if event.is_guest_access:
             latest_access[event.guest_id] = max(event.at, latest_access.get(event.guest_id, event.at))

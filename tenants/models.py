@@ -1,5 +1,5 @@
 import uuid
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, AnonymousUser, BaseUserManager
@@ -61,7 +61,7 @@ class User(AbstractUser):
     def is_email_verified(self) -> bool:
         return self.email_verified_at is not None
 
-    def save(self, *args, **kwargs):
+    def save(self, *args: Any, **kwargs: Any) -> None:
         # Django's own AbstractBaseUser.save() tells password validators about a new
         # password the same way (`_password` is set by set_password, not by a hash
         # upgrade at login). Here, so that every path that sets a password (reset

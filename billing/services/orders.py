@@ -1,7 +1,10 @@
 """Order arrows: expiry and cancellation, payments recorded from Stripe, tickets issued, review."""
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
+
+from celery import Task
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -54,7 +57,7 @@ def order_cancel_by_buyer(*, order: Order) -> bool:
     return cancelled
 
 
-def orders_expire_due(*, now=None) -> int:
+def orders_expire_due(*, now: datetime | None = None) -> int:
     """The sweep: expire pending orders past their time (plus a grace for late webhooks). Returns how many."""
     cutoff = (now or timezone.now()) - timedelta(seconds=settings.ORDER_EXPIRY_GRACE_SECONDS)
     expired = 0
@@ -136,7 +139,7 @@ def _mismatch_flag(order: Order, *, amount: int, currency: str) -> None:
         order.refresh_from_db(fields=["status", "attention"])
 
 
-def _late_payment_accept(order: Order, *, now) -> None:
+def _late_payment_accept(order: Order, *, now: datetime) -> None:
     """A payment for an order that already gave its seats back: honour it if seats are free, else flag it.
 
     The order is claimed first (attention "late_payment", a compare-and-set), so of
@@ -187,7 +190,7 @@ def _paid_audit(order: Order, *, late: bool) -> None:
     )
 
 
-def _confirmation_task():
+def _confirmation_task() -> Task[..., Any]:
     from billing.tasks import order_confirmation_send_task
 
     return order_confirmation_send_task

@@ -1,6 +1,7 @@
 """Refunds: by the organizer or seen from Stripe, booked once in the ledger; voided tickets."""
 
 import logging
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.utils import timezone
@@ -49,7 +50,9 @@ def order_refund(*, order: Order, acting_user: ActingUser, amount: int | None = 
     return order
 
 
-def _refund_book(*, order: Order, refund: dict, acting_user: ActingUser = None, by_stripe: bool = False) -> bool:
+def _refund_book(
+    *, order: Order, refund: dict[str, Any], acting_user: ActingUser = None, by_stripe: bool = False
+) -> bool:
     """Book one Stripe refund in the ledger and the audit log, once (unique on the refund id)."""
     booked = ledger_book(
         order=order,
