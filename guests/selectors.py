@@ -9,9 +9,9 @@ from django.db.models import Aggregate, Count, F, Func, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
+from events.models import Event
 from eventsaas.models import AuditLog
 from guests.codes import name_key
-from events.models import Event
 from guests.models import Guest, GuestActivity, GuestMessage
 from tenants.models import Tenant, User
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError

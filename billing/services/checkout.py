@@ -1,9 +1,9 @@
 """Checkout: the buyer's order, its seats held while they pay, and its pages."""
 
 import logging
-from typing import Any
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError

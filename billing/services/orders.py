@@ -5,7 +5,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from celery import Task
-
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction

@@ -1,9 +1,9 @@
 """Stripe webhooks: stored once, processed in a task, checked against our own rows."""
 
 import logging
-from typing import Any
 import uuid
 from datetime import timedelta
+from typing import Any
 
 from django.db.models import F
 from django.utils import timezone
