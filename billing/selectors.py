@@ -76,6 +76,10 @@ class TicketTypeSales:
     revenue: int  # price of the tickets issued, refunded ones included
     refunded: int  # price of the tickets voided by refunds
     checked_in: int
+    # Set for the dashboard by billing.hooks, in the event's currency:
+    price_display: str = ""
+    revenue_display: str = ""
+    refunded_display: str = ""
 
 
 @dataclass

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.utils.functional import Promise
 from django.utils.timezone import now
 from django.utils.translation import gettext_lazy as _
 
@@ -28,7 +29,7 @@ def validate_timezone(value: str) -> None:
         raise ValidationError(_("“%(value)s” is not a known time zone."), params={"value": value})
 
 
-def questions_error(questions) -> str | None:
+def questions_error(questions: object) -> str | Promise | None:
     """Why a custom question list is unusable, or None: RSVP answers are keyed by `key`, so keys are unique."""
     malformed = _("Each question needs a key, a label and a list of text choices.")
     if not isinstance(questions, list):

@@ -26,6 +26,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
+from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
 from events.models import Event
@@ -81,7 +82,7 @@ def message_claim(*, event: Event, guest: Guest | None, recipient: str, kind: st
     return existing
 
 
-def _send_claimed(*, message: GuestMessage, event: Event, template: str, subject: str, context: dict) -> bool:
+def _send_claimed(*, message: GuestMessage, event: Event, template: str, subject: str | Promise, context: dict) -> bool:
     """Render and send the claimed message, then record the result; re-raises the sending error."""
     with translation.override(event.language), timezone.override(event.tzinfo):
         context = {"event": event, "site_url": settings.SITE_URL, **context}
@@ -268,6 +269,8 @@ def change_request_decided_send(*, guest: Guest, request_id: str, approved: bool
 
 
 def reminder_window(event: Event) -> str:
+    if event.rsvp_deadline is None:
+        raise ValueError("Reminders are for events with an RSVP deadline")
     day = event.rsvp_deadline - timedelta(days=settings.REMINDER_DAYS_BEFORE_DEADLINE)
     return f"{event.pk}:{day.date().isoformat()}"
 

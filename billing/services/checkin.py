@@ -2,6 +2,7 @@
 
 import logging
 from dataclasses import dataclass
+from datetime import datetime
 
 from billing.models import Ticket
 from events.models import Event
@@ -17,7 +18,7 @@ logger = logging.getLogger(__name__)
 class CheckInResult:
     result: str  # valid | already_checked_in | void | wrong_event | unknown
     ticket: Ticket | None = None
-    checked_in_at: object = None
+    checked_in_at: datetime | None = None
 
 
 def ticket_check_in(*, event: Event, code: str, acting_user: ActingUser) -> CheckInResult:
