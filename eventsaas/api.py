@@ -1,5 +1,7 @@
 """Shared API pieces: strict serializers, pagination, and JSON errors (the parser is eventsaas.parsers)."""
 
+from typing import TYPE_CHECKING
+
 from django.contrib.auth import get_user_model
 from django.core.exceptions import NON_FIELD_ERRORS, RequestDataTooBig
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -16,6 +18,11 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from eventsaas.dates import MAX_YEAR, MIN_YEAR, OUT_OF_RANGE_MESSAGE, is_sane_datetime
 from eventsaas.parsers import BodyTooLarge
+
+if TYPE_CHECKING:
+    from rest_framework.request import Request
+
+    from tenants.models import User
 
 
 class StrictSerializer(serializers.Serializer):
@@ -63,13 +70,14 @@ def paginated_response(*, queryset, serializer_class, request, view) -> Response
     return paginator.get_paginated_response(serializer_class(page, many=True).data)
 
 
-def acting_user(request):
+def acting_user(request: "Request") -> "User":
     """The organizer account behind the token, for the services' audit records.
 
     Tokens are checked without the database; a write loads the account once, so
     a deactivated or deleted account cannot change anything with a token it still holds.
     """
-    user = get_user_model().objects.filter(pk=request.user.pk, is_active=True).first()
+    user_id = request.user.pk  # None for an anonymous request
+    user = get_user_model().objects.filter(pk=user_id, is_active=True).first() if user_id is not None else None
     if user is None:
         raise exceptions.AuthenticationFailed(_("This account is no longer active."))
     return user
