@@ -34,7 +34,7 @@ class ReadOnlyInline(admin.TabularInline):
 
 class TicketInline(ReadOnlyInline):
     model = Ticket
-    fields = ["seat", "display_code", "ticket_type", "attendee_name", "status", "checked_in_at", "checked_in_by"]
+    fields = ("seat", "display_code", "ticket_type", "attendee_name", "status", "checked_in_at", "checked_in_by")
     readonly_fields = fields
     ordering = ["seat"]
 
@@ -45,7 +45,7 @@ class TicketInline(ReadOnlyInline):
 
 class LedgerEntryInline(ReadOnlyInline):
     model = LedgerEntry
-    fields = ["created_at", "kind", "amount_display", "stripe_object_id"]
+    fields = ("created_at", "kind", "amount_display", "stripe_object_id")
     readonly_fields = fields
     show_change_link = False
 
@@ -168,7 +168,7 @@ class TicketAdmin(admin.ModelAdmin):
     list_filter = ["status"]
     search_fields = ["code", "attendee_name", "order__buyer_email"]
     list_select_related = ["event", "ticket_type"]
-    fields = [
+    fields = (
         "display_code",
         "tenant",
         "event",
@@ -182,7 +182,7 @@ class TicketAdmin(admin.ModelAdmin):
         "voided_at",
         "checked_in_at",
         "checked_in_by",
-    ]
+    )
     # The attendee's name may be corrected; status, price and check-in move only through the services.
     readonly_fields = [name for name in fields if name != "attendee_name"]
 
@@ -219,7 +219,7 @@ class LedgerEntryAdmin(UuidSearchMixin, admin.ModelAdmin):
     uuid_search_fields = ["order_id"]
     list_select_related = ["order"]
     date_hierarchy = "created_at"
-    fields = ["created_at", "tenant", "event", "order", "kind", "amount_display", "currency", "stripe_object_id"]
+    fields = ("created_at", "tenant", "event", "order", "kind", "amount_display", "currency", "stripe_object_id")
     readonly_fields = fields
 
     def has_add_permission(self, request):
@@ -246,7 +246,7 @@ class WebhookEventAdmin(UuidSearchMixin, admin.ModelAdmin):
     uuid_search_fields = ["order_id"]
     date_hierarchy = "received_at"
     actions = ["process_again"]
-    fields = [
+    fields = (
         "stripe_event_id",
         "type",
         "status",
@@ -258,7 +258,7 @@ class WebhookEventAdmin(UuidSearchMixin, admin.ModelAdmin):
         "received_at",
         "processed_at",
         "payload_display",
-    ]
+    )
     readonly_fields = fields
 
     def has_add_permission(self, request):

@@ -1,5 +1,7 @@
 """The ticketing API: the public checkout, and the organizer's orders, refunds, check-in and sales numbers."""
 
+from typing import Any
+
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils import translation
 from django.utils.translation import gettext as _
@@ -132,8 +134,9 @@ class OrderDetailSerializer(OrderSerializer):
 
 
 def order_detail_data(order: Order) -> dict:
-    order.ticket_list = selectors.order_tickets(order=order)
-    order.ledger_entries = selectors.order_ledger(order=order)
+    # Read by OrderDetailSerializer (its `source`s), not fields of the model:
+    order.ticket_list = selectors.order_tickets(order=order)  # type: ignore[attr-defined]
+    order.ledger_entries = selectors.order_ledger(order=order)  # type: ignore[attr-defined]
     return OrderDetailSerializer(order).data
 
 
@@ -158,7 +161,7 @@ SOLD_OUT = inline_serializer(
 
 def _service_errors(exc: DjangoValidationError) -> dict:
     """checkout_start's field errors under the request's own names (`buyer_email` is `buyer.email`)."""
-    errors = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
+    errors: dict[str, Any] = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
     buyer = {key.removeprefix("buyer_"): errors.pop(key) for key in ("buyer_name", "buyer_email") if key in errors}
     if buyer:
         errors["buyer"] = buyer
@@ -184,9 +187,10 @@ class CheckoutApi(APIView):
     permission_classes = [AllowAny]
 
     class InputSerializer(StrictSerializer):
-        items = CheckoutItemSerializer(many=True, min_length=1, max_length=50)
+        # many=True makes a ListSerializer, which takes min/max_length (the stubs type the child's __init__).
+        items = CheckoutItemSerializer(many=True, min_length=1, max_length=50)  # type: ignore[call-arg]
         buyer = CheckoutBuyerSerializer()
-        attendees = CheckoutAttendeeSerializer(
+        attendees = CheckoutAttendeeSerializer(  # type: ignore[call-arg]  # ListSerializer's max_length, as above
             many=True,
             required=False,
             max_length=services.MAX_TICKETS_PER_ORDER,

@@ -70,7 +70,7 @@ def _send(order: Order) -> None:
     )
     email.attach_alternative(html, "text/html")
     # Inline images referenced as cid:ticket-<code> from the HTML part.
-    email.mixed_subtype = "related"
+    email.mixed_subtype = "related"  # type: ignore[attr-defined]  # a class attribute of EmailMessage
     for ticket in tickets:
         image = MIMEImage(qr_png(ticket.code), "png")
         image.add_header("Content-ID", f"<ticket-{ticket.code}>")

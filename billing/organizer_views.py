@@ -164,6 +164,8 @@ def order_resend(request, event_id, order_id):
 
 def _check_in_message(event, outcome: services.CheckInResult) -> str:
     ticket = outcome.ticket
+    if ticket is None:  # "unknown": no ticket has this code
+        return _("Unknown code")
     if outcome.result == "valid":
         name = ticket.attendee_name or ticket.order.buyer_name
         return _("Valid — %(type)s, %(name)s") % {"type": ticket.ticket_type.name, "name": name}

@@ -1,19 +1,22 @@
 """Reads of ticketed events: what is on sale, orders, the sales dashboard."""
 
+import uuid
 from dataclasses import dataclass
+from typing import Any
 
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Q, QuerySet, Sum
 
 from billing.models import ATTENTION_STATUSES, LedgerEntry, Order, Ticket
 from events.models import Event, TicketType
 from eventsaas.models import AuditLog
+from tenants.models import Tenant
 
 
-def order_get(*, tenant, order_id) -> Order | None:
+def order_get(*, tenant: Tenant, order_id: uuid.UUID) -> Order | None:
     return Order.objects.for_tenant(tenant).select_related("event").filter(pk=order_id).first()
 
 
-def order_for_buyer(*, order_id, token: str) -> Order | None:
+def order_for_buyer(*, order_id: uuid.UUID, token: str) -> Order | None:
     """The buyer's order by its emailed link; a wrong token is the same as no order."""
     order = Order.objects.select_related("event", "tenant").filter(pk=order_id).first()
     if order is None or not token or not _same(order.access_token, token):
@@ -27,7 +30,7 @@ def _same(a: str, b: str) -> bool:
     return hmac.compare_digest(a.encode(), b.encode())
 
 
-def order_list(*, event: Event, status: str | None = None):
+def order_list(*, event: Event, status: str | None = None) -> QuerySet[Order]:
     orders = Order.objects.filter(tenant_id=event.tenant_id, event_id=event.pk)
     if status:
         orders = orders.filter(status=status)
@@ -73,6 +76,10 @@ class TicketTypeSales:
     revenue: int  # price of the tickets issued, refunded ones included
     refunded: int  # price of the tickets voided by refunds
     checked_in: int
+    # Set for the dashboard by billing.hooks, in the event's currency:
+    price_display: str = ""
+    revenue_display: str = ""
+    refunded_display: str = ""
 
 
 @dataclass
@@ -101,8 +108,8 @@ class SalesSummary:
 def sales_summary(*, event: Event) -> SalesSummary:
     """The dashboard's numbers: three grouped aggregations whatever the number of orders."""
     types = list(TicketType.objects.filter(tenant_id=event.tenant_id, event_id=event.pk))
-    per_type = {
-        row["ticket_type_id"]: row
+    per_type: dict[uuid.UUID, dict[str, Any]] = {
+        row["ticket_type_id"]: row  # type: ignore[misc]  # the row has the annotated sums too
         for row in Ticket.objects.filter(tenant_id=event.tenant_id, event_id=event.pk)
         .values("ticket_type_id")
         .annotate(

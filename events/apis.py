@@ -29,7 +29,7 @@ MAX_QUESTIONS = 50
 
 class EventQuestionSerializer(serializers.Serializer):
     key = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named "label", not Field.label
     choices = serializers.ListField(child=serializers.CharField())
 
 
@@ -63,7 +63,7 @@ class EventNumbersSerializer(serializers.Serializer):
 
 class EventQuestionInputSerializer(StrictSerializer):
     key = serializers.SlugField(max_length=40, help_text="Stable: RSVP answers are stored under it.")
-    label = serializers.CharField(max_length=300)
+    label = serializers.CharField(max_length=300)  # type: ignore[assignment]  # a field named "label"
     choices = serializers.ListField(
         child=serializers.CharField(max_length=200), max_length=50, required=False, default=list
     )
@@ -83,7 +83,8 @@ class EventInputSerializer(StrictSerializer):
     rsvp_deadline = AwareDateTimeField(allow_null=True, required=False)
     language = serializers.ChoiceField(choices=settings.LANGUAGES, required=False)
     contact_email = serializers.EmailField(allow_blank=True, required=False)
-    questions = EventQuestionInputSerializer(many=True, max_length=MAX_QUESTIONS, required=False)
+    # many=True makes a ListSerializer, which takes max_length (the stubs type the child's __init__).
+    questions = EventQuestionInputSerializer(many=True, max_length=MAX_QUESTIONS, required=False)  # type: ignore[call-arg]
 
 
 def _event_fields(validated_data: dict) -> dict:

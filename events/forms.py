@@ -1,4 +1,5 @@
 import zoneinfo
+from typing import cast
 
 from django import forms
 from django.core.exceptions import ValidationError
@@ -76,7 +77,8 @@ class EventForm(forms.ModelForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         for name in LOCAL_DATETIME_FIELDS:
-            self.fields[name].input_formats = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
+            date_field = cast(forms.DateTimeField, self.fields[name])
+            date_field.input_formats = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
         # A new Event already has its UUID, so "not saved yet" is _state.adding, not a missing pk.
         if self.instance._state.adding:
             self.fields["kind"] = forms.ChoiceField(
@@ -174,14 +176,16 @@ class TicketTypeForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         self.event = event
         for name in self.WINDOW_FIELDS:
-            self.fields[name].input_formats = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
+            date_field = cast(forms.DateTimeField, self.fields[name])
+            date_field.input_formats = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
         self.fields["capacity"].widget.attrs["min"] = 0
         self.fields["max_per_order"].widget.attrs.update({"min": 1, "max": 100})
         if not self.instance._state.adding:
             currency = self.instance.currency
             if currency not in dict(CURRENCY_CHOICES):
                 # A type created through the API may use a currency this short list lacks; keep it choosable.
-                self.fields["currency"].choices = [(currency, currency.upper()), *CURRENCY_CHOICES]
+                currency_field = cast(forms.ChoiceField, self.fields["currency"])
+                currency_field.choices = [(currency, currency.upper()), *CURRENCY_CHOICES]
             self.initial["price_amount"] = minor_units_to_text(self.instance.price, currency)
             for name in self.WINDOW_FIELDS:
                 value = getattr(self.instance, name)

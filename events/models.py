@@ -1,11 +1,14 @@
 import functools
 import uuid
 import zoneinfo
+from datetime import datetime
+from typing import Self
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.utils.functional import Promise
 from django.utils.timezone import now
 from django.utils.translation import gettext_lazy as _
 
@@ -26,7 +29,7 @@ def validate_timezone(value: str) -> None:
         raise ValidationError(_("“%(value)s” is not a known time zone."), params={"value": value})
 
 
-def questions_error(questions) -> str | None:
+def questions_error(questions: object) -> str | Promise | None:
     """Why a custom question list is unusable, or None: RSVP answers are keyed by `key`, so keys are unique."""
     malformed = _("Each question needs a key, a label and a list of text choices.")
     if not isinstance(questions, list):
@@ -49,8 +52,8 @@ def questions_error(questions) -> str | None:
     return None
 
 
-class EventQuerySet(TenantScopedQuerySet):
-    def active(self):
+class EventQuerySet(TenantScopedQuerySet["Event"]):
+    def active(self) -> Self:
         return self.exclude(status=Event.Status.ARCHIVED)
 
 
@@ -162,8 +165,8 @@ def validate_currency(value: str) -> None:
         raise ValidationError(_("Use a three-letter ISO currency code in lower case, such as eur."))
 
 
-class TicketTypeQuerySet(TenantScopedQuerySet):
-    def on_sale(self, at=None):
+class TicketTypeQuerySet(TenantScopedQuerySet["TicketType"]):
+    def on_sale(self, at: datetime | None = None) -> Self:
         """Types whose sales window is open now; sold-out types stay listed (as sold out)."""
         at = at or now()
         return self.filter(

@@ -1,33 +1,36 @@
+import uuid
+
 from django.db.models import Q
 from django.shortcuts import get_object_or_404
 
 from events.hooks import EMPTY_NUMBERS, event_numbers_by_event
 from events.models import Event, TicketType
+from tenants.models import Tenant
 
 
-def event_get(*, tenant, event_id) -> Event:
+def event_get(*, tenant: Tenant, event_id: uuid.UUID) -> Event:
     """The tenant's event or 404: another tenant's event does not exist for you."""
     return get_object_or_404(Event.objects.for_tenant(tenant), pk=event_id)
 
 
-def ticketed_event_get(*, tenant, event_id) -> Event:
+def ticketed_event_get(*, tenant: Tenant, event_id: uuid.UUID) -> Event:
     """The tenant's event when it sells tickets; the ticket pages of an invite-only event do not exist (404)."""
     return get_object_or_404(Event.objects.for_tenant(tenant).filter(kind=Event.Kind.TICKETED), pk=event_id)
 
 
-def event_list(*, tenant, include_archived: bool = False) -> list[Event]:
+def event_list(*, tenant: Tenant, include_archived: bool = False) -> list[Event]:
     """The organizer's events, each with `.numbers` (headline counts), in two queries."""
     events = Event.objects.for_tenant(tenant)
     if not include_archived:
         events = events.active()
-    events = list(events.order_by("-starts_at"))
-    numbers = event_numbers_by_event(tenant=tenant, event_ids=[e.pk for e in events])
-    for event in events:
-        event.numbers = numbers.get(event.pk, dict(EMPTY_NUMBERS))
-    return events
+    listed = list(events.order_by("-starts_at"))
+    numbers = event_numbers_by_event(tenant=tenant, event_ids=[e.pk for e in listed])
+    for event in listed:
+        event.numbers = numbers.get(event.pk, dict(EMPTY_NUMBERS))  # type: ignore[attr-defined]  # for the page only
+    return listed
 
 
-def event_on_sale(*, event_id) -> Event:
+def event_on_sale(*, event_id: uuid.UUID) -> Event:
     """A published ticketed event of a verified organization, for the public shop (page and API); drafts,
     archived and invite-only events, and those of organizations nobody verified, do not exist for the public.
     404 otherwise."""

@@ -1,11 +1,13 @@
 """Write operations on events."""
 
 import datetime as dt
+import uuid
 from dataclasses import dataclass
+from typing import Any, TypedDict
 
 from django.core.exceptions import ValidationError
 from django.db.models import F, Q
-from django.utils import timezone
+from django.utils import timezone as django_timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
@@ -13,6 +15,8 @@ from events.models import Event, TicketType
 from eventsaas.dates import EARLIEST, LATEST
 from eventsaas.fields import now_as_stored
 from eventsaas.services import audit_log_record
+from eventsaas.types import NOT_GIVEN, NotGiven, given
+from tenants.models import ActingUser, Tenant
 from tenants.services import OrganizationNotVerified, tenant_require_verified
 
 EDITABLE_FIELDS = (
@@ -33,14 +37,23 @@ EDITABLE_FIELDS = (
 )
 
 
-def questions_from_text(text: str, existing: list[dict] | None = None) -> list[dict]:
+class Question(TypedDict):
+    """One of an event's custom questions (`Event.questions`); no choices means free text."""
+
+    key: str
+    label: str
+    choices: list[str]
+
+
+def questions_from_text(text: str, existing: list[Question] | None = None) -> list[Question]:
     """Parse the organizer's question list: one per line, `Question? choice | choice` optional.
 
     Keys are derived from the labels and kept stable so stored answers stay attached:
     a question of `existing` whose label is unchanged keeps its key.
     """
     known = {q["label"].strip(): q["key"] for q in existing or []}
-    questions, seen = [], set()
+    questions: list[Question] = []
+    seen = set()
     for line in (text or "").splitlines():
         line = line.strip()
         if not line:
@@ -55,7 +68,7 @@ def questions_from_text(text: str, existing: list[dict] | None = None) -> list[d
     return questions
 
 
-def questions_to_text(questions: list[dict]) -> str:
+def questions_to_text(questions: list[Question]) -> str:
     lines = []
     for q in questions or []:
         line = q["label"]
@@ -65,10 +78,11 @@ def questions_to_text(questions: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def event_answers_clean(*, event, answers: dict) -> dict:
+def event_answers_clean(*, event: Event, answers: dict[str, Any] | None) -> dict[str, str]:
     """Answers to the event's custom questions: known keys only, choices from the list, short text."""
     questions = {q["key"]: q for q in event.questions or []}
-    errors, cleaned = [], {}
+    errors: list[str] = []
+    cleaned: dict[str, str] = {}
     for key, value in (answers or {}).items():
         question = questions.get(key)
         if question is None:
@@ -84,7 +98,7 @@ def event_answers_clean(*, event, answers: dict) -> dict:
     return cleaned
 
 
-def _unique_slug(tenant, name: str, exclude_pk=None) -> str:
+def _unique_slug(tenant: Tenant, name: str, exclude_pk: uuid.UUID | None = None) -> str:
     base = slugify(name)[:70] or "event"
     slug, n = base, 1
     existing = Event.objects.for_tenant(tenant)
@@ -105,12 +119,50 @@ def _check_may_sell(event: Event) -> None:
             raise ValidationError({"status": str(refusal)}) from refusal
 
 
-def event_create(*, tenant, acting_user, kind: str = Event.Kind.INVITE_ONLY, **fields) -> Event:
-    """A new event; its kind (invite-only or ticketed) is chosen here and does not change later."""
-    event = Event(tenant=tenant, kind=kind, **{k: v for k, v in fields.items() if k in EDITABLE_FIELDS})
+def event_create(
+    *,
+    tenant: Tenant,
+    acting_user: ActingUser,
+    kind: str = Event.Kind.INVITE_ONLY,
+    name: str | NotGiven = NOT_GIVEN,
+    slug: str | NotGiven = NOT_GIVEN,
+    description: str | NotGiven = NOT_GIVEN,
+    status: str | NotGiven = NOT_GIVEN,
+    starts_at: dt.datetime | NotGiven = NOT_GIVEN,
+    ends_at: dt.datetime | None | NotGiven = NOT_GIVEN,
+    timezone: str | NotGiven = NOT_GIVEN,
+    location: str | NotGiven = NOT_GIVEN,
+    dress_code: str | NotGiven = NOT_GIVEN,
+    rsvp_deadline: dt.datetime | None | NotGiven = NOT_GIVEN,
+    language: str | NotGiven = NOT_GIVEN,
+    contact_email: str | NotGiven = NOT_GIVEN,
+    questions: list[Question] | NotGiven = NOT_GIVEN,
+    attendee_names_required: bool | NotGiven = NOT_GIVEN,
+) -> Event:
+    """A new event; its kind (invite-only or ticketed) is chosen here and does not change later.
+
+    A field not given keeps the model's default.
+    """
+    fields = given(
+        name=name,
+        slug=slug,
+        description=description,
+        status=status,
+        starts_at=starts_at,
+        ends_at=ends_at,
+        timezone=timezone,
+        location=location,
+        dress_code=dress_code,
+        rsvp_deadline=rsvp_deadline,
+        language=language,
+        contact_email=contact_email,
+        questions=questions,
+        attendee_names_required=attendee_names_required,
+    )
+    event = Event(tenant=tenant, kind=kind, **fields)
     if not event.slug:
         event.slug = _unique_slug(tenant, event.name)
-    if not event.contact_email and acting_user is not None:
+    if not event.contact_email and acting_user is not None and acting_user.is_authenticated:
         event.contact_email = acting_user.email
     _check_may_sell(event)
     event.full_clean()
@@ -121,12 +173,47 @@ def event_create(*, tenant, acting_user, kind: str = Event.Kind.INVITE_ONLY, **f
     return event
 
 
-def event_update(*, event: Event, acting_user, **fields) -> Event:
+def event_update(
+    *,
+    event: Event,
+    acting_user: ActingUser,
+    name: str | NotGiven = NOT_GIVEN,
+    slug: str | NotGiven = NOT_GIVEN,
+    description: str | NotGiven = NOT_GIVEN,
+    status: str | NotGiven = NOT_GIVEN,
+    starts_at: dt.datetime | NotGiven = NOT_GIVEN,
+    ends_at: dt.datetime | None | NotGiven = NOT_GIVEN,
+    timezone: str | NotGiven = NOT_GIVEN,
+    location: str | NotGiven = NOT_GIVEN,
+    dress_code: str | NotGiven = NOT_GIVEN,
+    rsvp_deadline: dt.datetime | None | NotGiven = NOT_GIVEN,
+    language: str | NotGiven = NOT_GIVEN,
+    contact_email: str | NotGiven = NOT_GIVEN,
+    questions: list[Question] | NotGiven = NOT_GIVEN,
+    attendee_names_required: bool | NotGiven = NOT_GIVEN,
+) -> Event:
+    """Change the given fields of an event; the ones not given stay as they are."""
+    fields = given(
+        name=name,
+        slug=slug,
+        description=description,
+        status=status,
+        starts_at=starts_at,
+        ends_at=ends_at,
+        timezone=timezone,
+        location=location,
+        dress_code=dress_code,
+        rsvp_deadline=rsvp_deadline,
+        language=language,
+        contact_email=contact_email,
+        questions=questions,
+        attendee_names_required=attendee_names_required,
+    )
     changed = [k for k in EDITABLE_FIELDS if k in fields and getattr(event, k) != fields[k]]
     for name in changed:
         setattr(event, name, fields[name])
     if changed:
-        event.updated_at = timezone.now()
+        event.updated_at = django_timezone.now()
         if "status" in changed:
             _check_may_sell(event)
         event.full_clean()
@@ -151,7 +238,7 @@ def event_update(*, event: Event, acting_user, **fields) -> Event:
     return event
 
 
-def event_archive(*, event: Event, acting_user) -> Event:
+def event_archive(*, event: Event, acting_user: ActingUser) -> Event:
     """Archive: guests can no longer answer; the organizer keeps every record.
 
     A compare-and-set on the status alone, so it works for an event whose other
@@ -175,13 +262,13 @@ def event_archive(*, event: Event, acting_user) -> Event:
     return event
 
 
-def event_rsvp_close_due(*, now=None) -> int:
+def event_rsvp_close_due(*, now: dt.datetime | None = None) -> int:
     """Mark every event whose RSVP deadline has passed as closed; the number closed by this call.
 
     A compare-and-set on `rsvp_closed_at IS NULL`: running twice, late or on two
     workers at once closes each event once, with one audit record.
     """
-    now = now or timezone.now()
+    now = now or django_timezone.now()
     closed = 0
     due = Event.objects.filter(rsvp_closed_at__isnull=True, rsvp_deadline__lte=now).exclude(
         status=Event.Status.ARCHIVED
@@ -195,7 +282,8 @@ def event_rsvp_close_due(*, now=None) -> int:
             tenant=event.tenant,
             event_id=event.pk,
             object_id=event.pk,
-            data={"deadline": event.rsvp_deadline.isoformat()},
+            # Never None: only events with a deadline are due.
+            data={"deadline": event.rsvp_deadline.isoformat() if event.rsvp_deadline else None},
         )
     return closed
 
@@ -215,13 +303,42 @@ TICKET_TYPE_FIELDS = (
 )
 
 
-def ticket_type_create(*, event: Event, acting_user, **fields) -> TicketType:
-    """A new ticket type of a ticketed event. `sold` and `reserved` start at 0 and belong to billing."""
+def ticket_type_create(
+    *,
+    event: Event,
+    acting_user: ActingUser,
+    name: str | NotGiven = NOT_GIVEN,
+    description: str | NotGiven = NOT_GIVEN,
+    price: int | NotGiven = NOT_GIVEN,
+    currency: str | None | NotGiven = NOT_GIVEN,
+    capacity: int | NotGiven = NOT_GIVEN,
+    sales_start: dt.datetime | None | NotGiven = NOT_GIVEN,
+    sales_end: dt.datetime | None | NotGiven = NOT_GIVEN,
+    max_per_order: int | NotGiven = NOT_GIVEN,
+    access_code: str | NotGiven = NOT_GIVEN,
+    is_active: bool | NotGiven = NOT_GIVEN,
+    position: int | NotGiven = NOT_GIVEN,
+) -> TicketType:
+    """A new ticket type of a ticketed event. `sold` and `reserved` start at 0 and belong to billing.
+
+    A field not given keeps the model's default.
+    """
     if not event.is_ticketed:
         raise ValidationError(_("Only ticketed events sell tickets."))
-    ticket_type = TicketType(
-        tenant_id=event.tenant_id, event=event, **{k: v for k, v in fields.items() if k in TICKET_TYPE_FIELDS}
+    fields = given(
+        name=name,
+        description=description,
+        price=price,
+        currency=currency,
+        capacity=capacity,
+        sales_start=sales_start,
+        sales_end=sales_end,
+        max_per_order=max_per_order,
+        access_code=access_code,
+        is_active=is_active,
+        position=position,
     )
+    ticket_type = TicketType(tenant_id=event.tenant_id, event=event, **fields)
     if "currency" in fields:
         ticket_type.currency = (fields["currency"] or "").lower()
     _check_one_currency(ticket_type)
@@ -251,9 +368,40 @@ def _check_one_currency(ticket_type: TicketType) -> None:
         raise ValidationError({"currency": message})
 
 
-def ticket_type_update(*, ticket_type: TicketType, acting_user, **fields) -> TicketType:
-    """Change a ticket type. Capacity is checked against what is sold and held at this moment, and
-    saved with a conditional update so a sale in between can never leave it below `sold + reserved`."""
+def ticket_type_update(
+    *,
+    ticket_type: TicketType,
+    acting_user: ActingUser,
+    name: str | NotGiven = NOT_GIVEN,
+    description: str | NotGiven = NOT_GIVEN,
+    price: int | NotGiven = NOT_GIVEN,
+    currency: str | None | NotGiven = NOT_GIVEN,
+    capacity: int | NotGiven = NOT_GIVEN,
+    sales_start: dt.datetime | None | NotGiven = NOT_GIVEN,
+    sales_end: dt.datetime | None | NotGiven = NOT_GIVEN,
+    max_per_order: int | NotGiven = NOT_GIVEN,
+    access_code: str | NotGiven = NOT_GIVEN,
+    is_active: bool | NotGiven = NOT_GIVEN,
+    position: int | NotGiven = NOT_GIVEN,
+) -> TicketType:
+    """Change the given fields of a ticket type; the ones not given stay as they are.
+
+    Capacity is checked against what is sold and held at this moment, and saved with a
+    conditional update so a sale in between can never leave it below `sold + reserved`.
+    """
+    fields = given(
+        name=name,
+        description=description,
+        price=price,
+        currency=currency,
+        capacity=capacity,
+        sales_start=sales_start,
+        sales_end=sales_end,
+        max_per_order=max_per_order,
+        access_code=access_code,
+        is_active=is_active,
+        position=position,
+    )
     if "currency" in fields:
         fields["currency"] = (fields["currency"] or "").lower()
     changed = [k for k in TICKET_TYPE_FIELDS if k in fields and getattr(ticket_type, k) != fields[k]]
@@ -284,7 +432,7 @@ def ticket_type_update(*, ticket_type: TicketType, acting_user, **fields) -> Tic
     return fresh
 
 
-def ticket_type_delete(*, ticket_type: TicketType, acting_user) -> None:
+def ticket_type_delete(*, ticket_type: TicketType, acting_user: ActingUser) -> None:
     """Delete a type nobody bought or holds; otherwise take it off sale instead (is_active=False)."""
     if TicketType.objects.filter(pk=ticket_type.pk, sold=0, reserved=0).exists() and not ticket_type.tickets.exists():
         ticket_type.delete()
@@ -305,7 +453,7 @@ def ticket_type_delete(*, ticket_type: TicketType, acting_user) -> None:
 # the release/sell calls by the order's own status change, so each happens at most once per order.
 
 
-def seats_reserve(*, ticket_type_id, quantity: int) -> bool:
+def seats_reserve(*, ticket_type_id: uuid.UUID, quantity: int) -> bool:
     return bool(
         TicketType.objects.filter(pk=ticket_type_id, sold__lte=F("capacity") - F("reserved") - quantity).update(
             reserved=F("reserved") + quantity
@@ -313,13 +461,13 @@ def seats_reserve(*, ticket_type_id, quantity: int) -> bool:
     )
 
 
-def seats_release(*, ticket_type_id, quantity: int) -> bool:
+def seats_release(*, ticket_type_id: uuid.UUID, quantity: int) -> bool:
     return bool(
         TicketType.objects.filter(pk=ticket_type_id, reserved__gte=quantity).update(reserved=F("reserved") - quantity)
     )
 
 
-def seats_sell_reserved(*, ticket_type_id, quantity: int) -> bool:
+def seats_sell_reserved(*, ticket_type_id: uuid.UUID, quantity: int) -> bool:
     return bool(
         TicketType.objects.filter(pk=ticket_type_id, reserved__gte=quantity).update(
             reserved=F("reserved") - quantity, sold=F("sold") + quantity
@@ -327,7 +475,7 @@ def seats_sell_reserved(*, ticket_type_id, quantity: int) -> bool:
     )
 
 
-def seats_sell_unreserved(*, ticket_type_id, quantity: int) -> bool:
+def seats_sell_unreserved(*, ticket_type_id: uuid.UUID, quantity: int) -> bool:
     """Sell seats nobody holds (a payment after its order expired), if they are still free."""
     return bool(
         TicketType.objects.filter(pk=ticket_type_id, sold__lte=F("capacity") - F("reserved") - quantity).update(
@@ -336,7 +484,7 @@ def seats_sell_unreserved(*, ticket_type_id, quantity: int) -> bool:
     )
 
 
-def seats_unsell(*, ticket_type_id, quantity: int) -> bool:
+def seats_unsell(*, ticket_type_id: uuid.UUID, quantity: int) -> bool:
     return bool(TicketType.objects.filter(pk=ticket_type_id, sold__gte=quantity).update(sold=F("sold") - quantity))
 
 
@@ -347,26 +495,29 @@ def seats_unsell(*, ticket_type_id, quantity: int) -> bool:
 _CLAMPED_EARLY = EARLIEST + dt.timedelta(days=1)
 _CLAMPED_LATE = LATEST - dt.timedelta(days=1)
 
-DATE_FIELDS = {Event: ("starts_at", "ends_at", "rsvp_deadline"), TicketType: ("sales_start", "sales_end")}
+DATE_FIELDS: dict[type[Event | TicketType], tuple[str, ...]] = {
+    Event: ("starts_at", "ends_at", "rsvp_deadline"),
+    TicketType: ("sales_start", "sales_end"),
+}
 
 
 @dataclass
 class DateRepair:
     model: str
-    pk: object
-    tenant_id: object
-    event_id: object
-    changes: dict  # field -> (old ISO text, new ISO text or None)
+    pk: uuid.UUID
+    tenant_id: uuid.UUID
+    event_id: uuid.UUID
+    changes: dict[str, tuple[str, str | None]]  # field -> (old ISO text, new ISO text or None)
 
 
-def _out_of_range(fields) -> Q:
+def _out_of_range(fields: tuple[str, ...]) -> Q:
     condition = Q()
     for name in fields:
         condition |= Q(**{f"{name}__lt": EARLIEST}) | Q(**{f"{name}__gt": LATEST})
     return condition
 
 
-def _repaired_value(model, name: str, value):
+def _repaired_value(model: type[Event | TicketType], name: str, value: dt.datetime) -> dt.datetime | None:
     if EARLIEST <= value <= LATEST:
         return value
     if model._meta.get_field(name).null:
@@ -390,7 +541,7 @@ def dates_repair(*, dry_run: bool = False) -> list[DateRepair]:
                 model=model._meta.label,
                 pk=row.pk,
                 tenant_id=row.tenant_id,
-                event_id=row.pk if model is Event else row.event_id,
+                event_id=row.pk if isinstance(row, Event) else row.event_id,
                 changes={
                     name: (getattr(row, name).isoformat(), value.isoformat() if value else None)
                     for name, value in changed.items()

@@ -37,7 +37,7 @@ class FailedTaskAdmin(admin.ModelAdmin):
     search_fields = ["task_name", "task_id", "error"]
     date_hierarchy = "failed_at"
     actions = ["retry_selected"]
-    fields = [
+    fields = (
         "task_name",
         "task_id",
         "stage",
@@ -48,7 +48,7 @@ class FailedTaskAdmin(admin.ModelAdmin):
         "formatted_traceback",
         "retried_at",
         "retried_by",
-    ]
+    )
     readonly_fields = fields
 
     def has_add_permission(self, request):

@@ -1,5 +1,7 @@
 """Shared API pieces: strict serializers, pagination, and JSON errors (the parser is eventsaas.parsers)."""
 
+from typing import TYPE_CHECKING
+
 from django.contrib.auth import get_user_model
 from django.core.exceptions import NON_FIELD_ERRORS, RequestDataTooBig
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -19,6 +21,11 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from eventsaas.dates import MAX_YEAR, MIN_YEAR, OUT_OF_RANGE_MESSAGE, is_sane_datetime
 from eventsaas.filters import ListFilterSet
 from eventsaas.parsers import BodyTooLarge
+
+if TYPE_CHECKING:
+    from rest_framework.request import Request
+
+    from tenants.models import User
 
 
 class StrictSerializer(serializers.Serializer):
@@ -83,19 +90,21 @@ class FilteredListApi:
         return self.filterset_class._meta.model._default_manager.none()
 
     def valid_filters(self) -> ListFilterSet:
-        filterset = self.filterset_class(self.request.query_params, request=self.request)
+        request = self.request  # type: ignore[attr-defined]  # the APIView this mixin is combined with
+        filterset = self.filterset_class(request.query_params, request=request)
         if not filterset.is_valid():
             raise translate_validation(filterset.errors)
         return filterset
 
 
-def acting_user(request):
+def acting_user(request: "Request") -> "User":
     """The organizer account behind the token, for the services' audit records.
 
     Tokens are checked without the database; a write loads the account once, so
     a deactivated or deleted account cannot change anything with a token it still holds.
     """
-    user = get_user_model().objects.filter(pk=request.user.pk, is_active=True).first()
+    user_id = request.user.pk  # None for an anonymous request
+    user = get_user_model().objects.filter(pk=user_id, is_active=True).first() if user_id is not None else None
     if user is None:
         raise exceptions.AuthenticationFailed(_("This account is no longer active."))
     return user

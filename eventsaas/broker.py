@@ -22,6 +22,7 @@ import uuid
 from collections import deque
 from queue import Empty
 from time import monotonic_ns
+from typing import Any
 
 from kombu.transport import TRANSPORT_ALIASES, filesystem
 from kombu.utils.encoding import bytes_to_str, str_to_bytes
@@ -37,7 +38,7 @@ def is_folder_broker(url) -> bool:
 
 
 class Channel(filesystem.Channel):
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._listed: dict[str, deque] = {}
 

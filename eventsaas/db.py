@@ -60,7 +60,7 @@ def run_in_transaction(block: Callable[..., T], *, using: str = DEFAULT_DB_ALIAS
     raise AssertionError("unreachable")
 
 
-def is_transient_transaction_error(exc: BaseException) -> bool:
+def is_transient_transaction_error(exc: BaseException | None) -> bool:
     """True for MongoDB's "this transaction lost a race; run it again" errors.
 
     That is WriteConflict (code 112) or any error labelled

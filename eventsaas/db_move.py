@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
+from typing import IO
 
 from django.apps import apps
 from django.conf import settings
@@ -107,10 +108,11 @@ def move_plan() -> list[ModelPlan]:
             if f.primary_key and not keeps_keys:
                 continue
             columns.append(f.attname)
-            if f.is_relation and _has_database_made_key(f.related_model):
-                if not hasattr(f.related_model._default_manager, "get_by_natural_key"):
+            related = f.related_model if f.is_relation else None
+            if related is not None and _has_database_made_key(related):
+                if not hasattr(related._default_manager, "get_by_natural_key"):
                     raise MoveError(f"{label}.{f.name} refers to a model without natural keys")
-                natural[f.attname] = f.related_model
+                natural[f.attname] = related
         plans[label] = ModelPlan(label, model, columns, natural, keeps_keys)
 
     ordered, placed = [], set()
@@ -122,7 +124,7 @@ def move_plan() -> list[ModelPlan]:
             raise MoveError("Circular references between models: " + " -> ".join((*path, label)))
         model = plans[label].model
         for f in model._meta.concrete_fields:
-            parent = f.related_model._meta.label_lower if f.is_relation else None
+            parent = f.related_model._meta.label_lower if f.is_relation and f.related_model is not None else None
             if parent and parent != label and parent in plans:
                 place(parent, (*path, label))
         placed.add(label)
@@ -139,7 +141,7 @@ def move_plan() -> list[ModelPlan]:
 class NaturalKeys:
     """pk <-> natural key of the small models that database-made keys point at (content types, groups...)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._by_pk: dict[type[models.Model], dict] = {}
         self._by_key: dict[type[models.Model], dict] = {}
 
@@ -263,20 +265,28 @@ class TargetWriter:
 
     def call(self, operation: str, **arguments):
         # The child is this program itself, started just above: its pickles are trusted.
+        requests, answers = self._pipes()
         try:
-            pickle.dump((operation, arguments), self._process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-            self._process.stdin.flush()
-            status, answer = pickle.load(self._process.stdout)
+            pickle.dump((operation, arguments), requests, protocol=pickle.HIGHEST_PROTOCOL)
+            requests.flush()
+            status, answer = pickle.load(answers)
         except (BrokenPipeError, EOFError) as exc:
             raise MoveError("The target's writer process stopped (its error is printed above)") from exc
         if status == "error":
             raise MoveError(answer)
         return answer
 
+    def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
+        """The child's stdin and stdout: always pipes (Popen above asks for both)."""
+        requests, answers = self._process.stdin, self._process.stdout
+        if requests is None or answers is None:
+            raise MoveError("The target's writer process has no pipes")
+        return requests, answers
+
     def close(self) -> None:
         if self._process.poll() is None:
             try:
-                self._process.stdin.close()
+                self._pipes()[0].close()
             except BrokenPipeError:
                 pass
             try:

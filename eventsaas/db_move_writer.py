@@ -9,6 +9,8 @@ import pickle
 import sys
 import traceback
 from collections import Counter
+from collections.abc import Callable
+from typing import Any
 
 
 def main() -> None:
@@ -29,7 +31,7 @@ def main() -> None:
         # Rows keep the stamps they were written with: no field may stamp "now" on the copy.
         for f in model_plan.model._meta.concrete_fields:
             if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False):
-                f.auto_now = f.auto_now_add = False
+                f.auto_now = f.auto_now_add = False  # type: ignore[attr-defined]  # date fields only: checked above
     natural_keys = NaturalKeys()
     present_by_content: Counter = Counter()
 
@@ -71,7 +73,7 @@ def main() -> None:
         # Later models refer to this one's rows by natural key (groups): read its keys afresh.
         natural_keys.forget(plan[label].model)
 
-    operations = {
+    operations: dict[str, Callable[..., Any]] = {
         "migrate": lambda verbose: call_command(
             "migrate", interactive=False, verbosity=1 if verbose else 0, stdout=sys.stderr
         ),

@@ -45,7 +45,7 @@ def _die_with_parent():  # runs in the child between fork and exec
 
 
 class Supervisor:
-    def __init__(self):
+    def __init__(self) -> None:
         self.children: dict[str, subprocess.Popen] = {}
         self.stop_signal: int | None = None
 

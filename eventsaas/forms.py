@@ -1,5 +1,7 @@
 """Form helpers shared by the page views."""
 
+from typing import TYPE_CHECKING, Any
+
 from django import forms
 from django.core.exceptions import ValidationError
 
@@ -19,6 +21,12 @@ class EventQuestionsMixin:
     Shared by the RSVP form and the ticket shop: a question with choices is a
     select, one without is free text; answers are optional.
     """
+
+    if TYPE_CHECKING:  # given by the form class this mixes into
+        fields: dict[str, forms.Field]
+        cleaned_data: dict[str, Any]
+
+        def __getitem__(self, name: str) -> forms.BoundField: ...
 
     def add_question_fields(self, questions) -> None:
         self.question_keys = []

@@ -11,6 +11,7 @@ is not redirected to HTTPS, opens no session and writes nothing.
 
 import logging
 import os
+from typing import Any
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS
@@ -59,7 +60,8 @@ def check_broker() -> None:
     """A connection to the Celery broker (Redis answers a PING); for the folder broker, its folder is writable."""
     from eventsaas.celery import app
 
-    folder = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("data_folder_out")
+    options: dict[str, Any] = settings.CELERY_BROKER_TRANSPORT_OPTIONS  # numbers, and paths for the folder broker
+    folder = options.get("data_folder_out")
     if is_folder_broker(settings.CELERY_BROKER_URL):
         if not (folder and os.path.isdir(folder) and os.access(folder, os.W_OK)):
             raise RuntimeError(f"broker folder {folder} is missing or not writable")

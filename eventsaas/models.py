@@ -5,6 +5,7 @@ writes the audit log and every app's tasks can fail. The tables keep their names
 """
 
 import uuid
+from typing import TYPE_CHECKING, Self, TypeVar
 
 from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
@@ -15,11 +16,17 @@ from django.utils.translation import gettext_lazy as _
 
 from eventsaas.fields import MillisecondDateTimeField
 
+if TYPE_CHECKING:
+    from tenants.models import Tenant
 
-class TenantScopedQuerySet(models.QuerySet):
+
+_M = TypeVar("_M", bound=models.Model)
+
+
+class TenantScopedQuerySet(models.QuerySet[_M, _M]):
     """The one place tenant scoping is expressed: every organizer-facing read starts here."""
 
-    def for_tenant(self, tenant):
+    def for_tenant(self, tenant: "Tenant") -> Self:
         return self.filter(tenant_id=tenant.pk)
 
 

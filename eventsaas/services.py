@@ -1,47 +1,74 @@
 """The platform's write operations: the audit log and failed tasks."""
 
+from __future__ import annotations
+
+import uuid
 from functools import partial
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.db import IntegrityError, transaction
 
 from eventsaas.fields import now_as_stored
 from eventsaas.models import AuditLog, FailedTask
 
+if TYPE_CHECKING:
+    from tenants.models import ActingUser, Tenant, User
+
+
+class AuditEntry(TypedDict, total=False):
+    """One entry of audit_log_record_many: audit_log_record's keywords."""
+
+    action: str
+    tenant: Tenant | None
+    tenant_id: uuid.UUID | None
+    event_id: uuid.UUID | None
+    actor_user: ActingUser
+    actor_guest_id: uuid.UUID | None
+    object_id: uuid.UUID | None
+    data: dict[str, Any] | None
+
+
+def _account(actor_user: ActingUser) -> User | None:
+    """The account an audit record names: an authenticated user, never the anonymous one."""
+    if actor_user is not None and actor_user.is_authenticated:
+        return actor_user
+    return None
+
 
 def audit_log_record(
     *,
-    action,
-    tenant=None,
-    tenant_id=None,
-    event_id=None,
-    actor_user=None,
-    actor_guest_id=None,
-    object_id=None,
-    data=None,
-):
+    action: str,
+    tenant: Tenant | None = None,
+    tenant_id: uuid.UUID | None = None,
+    event_id: uuid.UUID | None = None,
+    actor_user: ActingUser = None,
+    actor_guest_id: uuid.UUID | None = None,
+    object_id: uuid.UUID | None = None,
+    data: dict[str, Any] | None = None,
+) -> AuditLog:
     """Append one audit entry; every service that changes state calls this (tenant or tenant_id)."""
     return AuditLog.objects.create(
         tenant_id=tenant.pk if tenant is not None else tenant_id,
         event_id=event_id,
         action=action,
-        actor_user=actor_user if actor_user is not None and actor_user.is_authenticated else None,
+        actor_user=_account(actor_user),
         actor_guest_id=actor_guest_id,
         object_id=object_id,
         data=data or {},
     )
 
 
-def audit_log_record_many(*, entries: list[dict]) -> list[AuditLog]:
+def audit_log_record_many(*, entries: list[AuditEntry]) -> list[AuditLog]:
     """Append several audit entries in one insert; each dict takes audit_log_record's keywords."""
     rows = []
     for entry in entries:
-        tenant, actor_user = entry.get("tenant"), entry.get("actor_user")
+        tenant = entry.get("tenant")
         rows.append(
             AuditLog(
                 tenant_id=tenant.pk if tenant is not None else entry.get("tenant_id"),
                 event_id=entry.get("event_id"),
                 action=entry["action"],
-                actor_user=actor_user if actor_user is not None and actor_user.is_authenticated else None,
+                actor_user=_account(entry.get("actor_user")),
                 actor_guest_id=entry.get("actor_guest_id"),
                 object_id=entry.get("object_id"),
                 data=entry.get("data") or {},
@@ -51,28 +78,37 @@ def audit_log_record_many(*, entries: list[dict]) -> list[AuditLog]:
 
 
 def failed_task_record(
-    *, task_name, args, kwargs, error, traceback="", task_id="", retries=0, stage=FailedTask.Stage.RUN
+    *,
+    task_name: str,
+    args: list[Any] | tuple[Any, ...],
+    kwargs: dict[str, Any],
+    error: str,
+    traceback: str = "",
+    task_id: str = "",
+    retries: int = 0,
+    stage: str = FailedTask.Stage.RUN,
 ) -> FailedTask:
     """Store a task that failed for good. Idempotent per Celery task id (a failure handler may run twice)."""
-    fields = {
-        "task_name": task_name,
-        "args": args,
-        "kwargs": kwargs,
-        "error": error,
-        "traceback": traceback,
-        "retries": retries,
-        "stage": stage,
-    }
+    row = partial(
+        FailedTask.objects.create,
+        task_name=task_name,
+        args=args,
+        kwargs=kwargs,
+        error=error,
+        traceback=traceback,
+        retries=retries,
+        stage=stage,
+    )
     if not task_id:
-        return FailedTask.objects.create(**fields)
+        return row()
     try:
         with transaction.atomic():
-            return FailedTask.objects.create(task_id=task_id, **fields)
+            return row(task_id=task_id)
     except IntegrityError:
         return FailedTask.objects.get(task_id=task_id)
 
 
-def failed_task_retry(*, failed_task: FailedTask, acting_user) -> bool:
+def failed_task_retry(*, failed_task: FailedTask, acting_user: ActingUser) -> bool:
     """Send the task again with its stored arguments, after commit; False if this row was already retried.
 
     The compare-and-set on `retried_at` makes two staff members clicking
@@ -83,7 +119,7 @@ def failed_task_retry(*, failed_task: FailedTask, acting_user) -> bool:
 
     task = task_by_name(failed_task.task_name)  # KeyError for a task that no longer exists
     now = now_as_stored()
-    retried_by = acting_user if acting_user is not None and acting_user.is_authenticated else None
+    retried_by = _account(acting_user)
     won = FailedTask.objects.filter(pk=failed_task.pk, retried_at__isnull=True).update(
         retried_at=now, retried_by=retried_by
     )

@@ -8,6 +8,7 @@ refuses to start with an unsafe configuration.
 import logging
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from celery.schedules import crontab
@@ -120,7 +121,7 @@ TEMPLATES = [
 DATABASE_URL = env_str("DATABASE_URL") or env_str("MONGODB_URI") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}"
 USES_MONGODB = DATABASE_URL.startswith(("mongodb://", "mongodb+srv://"))
 if USES_MONGODB:
-    DATABASES = {"default": mongodb_database_settings(DATABASE_URL, env_str("MONGODB_NAME", ""))}
+    DATABASES: dict[str, Any] = {"default": mongodb_database_settings(DATABASE_URL, env_str("MONGODB_NAME", ""))}
     # Django's contrib apps get ObjectId keys through AppConfig subclasses and
     # their own migrations (mongo_migrations/); our apps use UUID keys everywhere.
     DEFAULT_AUTO_FIELD = "django_mongodb_backend.fields.ObjectIdAutoField"
@@ -286,7 +287,7 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 120)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 150)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
-CELERY_BROKER_TRANSPORT_OPTIONS = {
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {
     # Redis redelivers an unacknowledged message after this long. It must exceed
     # the hard time limit and the longest retry countdown (BaseTask caps backoff
     # at 10 minutes), or a task still running or waiting would run twice.
@@ -555,7 +556,7 @@ JWT_GUEST_TOKEN_LIFETIME = timedelta(minutes=env_int("JWT_GUEST_TOKEN_MINUTES", 
 # refresh family (tenants/token_state.py). Revocations write the cache at once; this
 # bounds how late a process without a shared cache (no REDIS_URL) notices one.
 TOKEN_STATE_CACHE_SECONDS = env_int("TOKEN_STATE_CACHE_SECONDS", 30)
-SIMPLE_JWT = {
+SIMPLE_JWT: dict[str, Any] = {
     "ALGORITHM": "RS256",
     "ACCESS_TOKEN_LIFETIME": timedelta(minutes=env_int("JWT_ACCESS_TOKEN_MINUTES", 10)),
     "REFRESH_TOKEN_LIFETIME": timedelta(days=env_int("JWT_REFRESH_TOKEN_DAYS", 1)),

@@ -16,7 +16,9 @@ import json
 import logging
 import smtplib
 import sys
+from collections.abc import Iterable, Mapping
 from functools import partial
+from typing import Any
 
 from celery import Task
 from celery.contrib.django.task import DjangoTask
@@ -98,7 +100,17 @@ class BaseTask(DjangoTask):
         )
 
 
-def record_task_failure(*, task_name, task_id="", args=(), kwargs=None, error, traceback="", retries=0, stage=None):
+def record_task_failure(
+    *,
+    task_name: str,
+    task_id: str = "",
+    args: Iterable[Any] | None = (),
+    kwargs: Mapping[str, Any] | None = None,
+    error: BaseException,
+    traceback: str = "",
+    retries: int = 0,
+    stage: str | None = None,
+) -> None:
     """Store a FailedTask; never raises, because it runs inside failure handling."""
     from eventsaas.models import FailedTask
     from eventsaas.services import failed_task_record
@@ -118,7 +130,7 @@ def record_task_failure(*, task_name, task_id="", args=(), kwargs=None, error, t
         logger.exception("Could not record the failure of task %s[%s]", task_name, task_id)
 
 
-def _json_safe(value):
+def _json_safe(value: Any) -> Any:
     """Arguments as JSON (UUIDs and dates as strings); anything else as its repr, rather than no record."""
     return json.loads(json.dumps(value, cls=_LenientEncoder))
 
@@ -131,7 +143,7 @@ class _LenientEncoder(DjangoJSONEncoder):
             return repr(o)
 
 
-def send_task(task, *, args=(), kwargs=None) -> bool:
+def send_task(task: Task, *, args: Iterable[Any] = (), kwargs: dict[str, Any] | None = None) -> bool:
     """Publish the task now; False (and a FailedTask to retry from the admin) when the broker refuses.
 
     The request or task that called this has already committed its own work,
@@ -147,7 +159,7 @@ def send_task(task, *, args=(), kwargs=None) -> bool:
     return True
 
 
-def enqueue_on_commit(task, /, **kwargs) -> None:
+def enqueue_on_commit(task: Task, /, **kwargs: Any) -> None:
     """Send `task` with these keyword arguments once the current transaction commits.
 
     Outside a transaction (and always on MongoDB, whose backend runs on_commit

@@ -24,6 +24,7 @@ import logging
 import time
 import uuid
 from functools import partial
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -183,7 +184,9 @@ class _BrokerGate:
         try:
             with app.producer_pool.acquire(block=True, timeout=1) as producer:
                 # One quick connection attempt: never the minutes-long reconnect loop of a worker.
-                producer.connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=1)
+                producer.connection.ensure_connection(  # type: ignore[union-attr]  # a pooled producer has one
+                    max_retries=1, interval_start=0, interval_step=0, timeout=1
+                )
                 producer.publish(
                     event.as_message(),
                     # The default exchange routes by queue name: on Redis one LPUSH, no binding lookup.
@@ -191,7 +194,7 @@ class _BrokerGate:
                     routing_key=ACTIVITY_QUEUE.name,
                     declare=[ACTIVITY_QUEUE],
                     serializer="json",
-                    delivery_mode="persistent",
+                    delivery_mode="persistent",  # type: ignore[arg-type]  # kombu takes the name too
                     retry=False,
                 )
         except Exception as exc:
@@ -251,8 +254,8 @@ def activity_flush(*, batch_size: int | None = None, max_seconds: float = 60) ->
     return result
 
 
-def _take(queue, count: int) -> list:
-    messages = []
+def _take(queue, count: int) -> list[Any]:
+    messages: list[Any] = []
     while len(messages) < count:
         message = queue.get(no_ack=False, accept=["json"])
         if message is None:

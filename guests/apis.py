@@ -397,7 +397,7 @@ class QuestionAnswerCountSerializer(serializers.Serializer):
 class EventQuestionReportApi(OrganizerEventApi):
     class OutputSerializer(serializers.Serializer):
         key = serializers.CharField()
-        label = serializers.CharField()
+        label = serializers.CharField()  # type: ignore[assignment]  # a field named "label", not Field.label
         has_choices = serializers.BooleanField()
         answers = QuestionAnswerCountSerializer(
             many=True,

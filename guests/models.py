@@ -1,4 +1,5 @@
 import uuid
+from typing import Self
 
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
@@ -14,12 +15,12 @@ from guests.codes import generate_code
 from tenants.models import Tenant
 
 
-class GuestQuerySet(TenantScopedQuerySet):
-    def for_event(self, event):
+class GuestQuerySet(TenantScopedQuerySet["Guest"]):
+    def for_event(self, event: Event) -> Self:
         # tenant_id is repeated on purpose: every guest query is scoped by both keys.
         return self.filter(tenant_id=event.tenant_id, event_id=event.pk)
 
-    def in_group(self, guest):
+    def in_group(self, guest: "Guest") -> Self:
         """The guest's household: the guest plus everyone sharing its group id."""
         if guest.group_id is None:
             return self.filter(pk=guest.pk)

@@ -26,6 +26,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
+from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
 from events.models import Event
@@ -34,6 +35,7 @@ from eventsaas.mail import email_subject
 from eventsaas.services import audit_log_record
 from eventsaas.tasks import enqueue_on_commit
 from guests.models import Guest, GuestMessage
+from tenants.models import ActingUser
 from tenants.selectors import event_organizer_emails
 from tenants.services import tenant_require_verified
 
@@ -80,7 +82,7 @@ def message_claim(*, event: Event, guest: Guest | None, recipient: str, kind: st
     return existing
 
 
-def _send_claimed(*, message: GuestMessage, event: Event, template: str, subject: str, context: dict) -> bool:
+def _send_claimed(*, message: GuestMessage, event: Event, template: str, subject: str | Promise, context: dict) -> bool:
     """Render and send the claimed message, then record the result; re-raises the sending error."""
     with translation.override(event.language), timezone.override(event.tzinfo):
         context = {"event": event, "site_url": settings.SITE_URL, **context}
@@ -121,7 +123,9 @@ class InvitationsQueued:
     without_email: int
 
 
-def guest_invitations_send(*, event: Event, guests, acting_user, first_only: bool = False) -> InvitationsQueued:
+def guest_invitations_send(
+    *, event: Event, guests, acting_user: ActingUser, first_only: bool = False
+) -> InvitationsQueued:
     """Queue invitations to these guests of the event (after commit); guests without email are skipped.
 
     Raises OrganizationNotVerified until an owner of the organization has verified their email.
@@ -265,6 +269,8 @@ def change_request_decided_send(*, guest: Guest, request_id: str, approved: bool
 
 
 def reminder_window(event: Event) -> str:
+    if event.rsvp_deadline is None:
+        raise ValueError("Reminders are for events with an RSVP deadline")
     day = event.rsvp_deadline - timedelta(days=settings.REMINDER_DAYS_BEFORE_DEADLINE)
     return f"{event.pk}:{day.date().isoformat()}"
 

@@ -1,21 +1,25 @@
 """Reads of guests: lists, the dashboard aggregate, reports. Every one is scoped by tenant and event."""
 
+import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any, cast
 
-from django.db.models import Count, F, Q, Sum
+from django.db.models import Aggregate, Count, F, Func, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
+from events.models import Event
 from eventsaas.models import AuditLog
 from guests.codes import name_key
 from guests.models import Guest, GuestActivity, GuestMessage
-from tenants.models import User
+from tenants.models import Tenant, User
 
 COMING = Q(status=Guest.Status.COMING)
 HAS_DIETARY = ~Q(dietary="")
 
 
-def _headline_aggregates() -> dict:
+def _headline_aggregates() -> dict[str, Aggregate | Func]:
     return {
         "invited": Count("pk"),
         "coming": Count("pk", filter=COMING),
@@ -29,26 +33,30 @@ def _headline_aggregates() -> dict:
     }
 
 
-def event_stats(*, event) -> dict:
+def event_stats(*, event: Event) -> dict[str, int]:
     """All dashboard headline numbers in one aggregate query."""
     return Guest.objects.for_event(event).aggregate(**_headline_aggregates())
 
 
-def event_headline_numbers_by_event(*, tenant, event_ids) -> dict:
+def event_headline_numbers_by_event(
+    *, tenant: Tenant, event_ids: Iterable[uuid.UUID]
+) -> dict[uuid.UUID, dict[str, int]]:
     """Headline numbers for many events of a tenant in one grouped query."""
     if not event_ids:
         return {}
-    rows = (
+    # The values of the aggregates, which the stubs' row type (event_id alone) leaves out.
+    rows = cast(
+        Iterable[dict[str, Any]],
         Guest.objects.for_tenant(tenant)
         .filter(event_id__in=event_ids)
         .values("event_id")
         .annotate(**_headline_aggregates())
-        .order_by()
+        .order_by(),
     )
     return {row.pop("event_id"): row for row in rows}
 
 
-def guest_get(*, event, guest_id) -> Guest:
+def guest_get(*, event: Event, guest_id: uuid.UUID) -> Guest:
     return get_object_or_404(Guest.objects.for_event(event), pk=guest_id)
 
 
@@ -59,7 +67,7 @@ class GuestFilters:
     search: str = ""
 
 
-def guest_list(*, event, filters: GuestFilters = GuestFilters()):
+def guest_list(*, event: Event, filters: GuestFilters = GuestFilters()) -> QuerySet[Guest]:
     """Guest list for the organizer; a queryset, so pagination slices it in the database."""
     guests = Guest.objects.for_event(event)
     if filters.status:
@@ -81,16 +89,16 @@ def search_matches(term: str) -> Q:
     return Q(email__icontains=term) | Q(search_key__icontains=name_key(term))
 
 
-def group_members(*, guest) -> list[Guest]:
+def group_members(*, guest: Guest) -> list[Guest]:
     """The other members of the guest's household (empty when the guest has no group)."""
     if guest.group_id is None:
         return []
     return list(Guest.objects.in_group(guest).exclude(pk=guest.pk).order_by("first_name", "pk"))
 
 
-def groups_of(*, event, group_ids) -> dict:
+def groups_of(*, event: Event, group_ids: Iterable[uuid.UUID | None]) -> dict[uuid.UUID | None, list[Guest]]:
     """Members of several groups at once (for a page of the guest list), keyed by group id."""
-    groups: dict = {}
+    groups: dict[uuid.UUID | None, list[Guest]] = {}
     if not group_ids:
         return groups
     for member in Guest.objects.for_event(event).filter(group_id__in=set(group_ids)).order_by("first_name", "pk"):
@@ -98,7 +106,7 @@ def groups_of(*, event, group_ids) -> dict:
     return groups
 
 
-def dietary_report(*, event) -> list[dict]:
+def dietary_report(*, event: Event) -> list[dict[str, Any]]:
     """Coming guests' dietary needs grouped by the text they gave (case-insensitive), in one query.
 
     Needs are per person: each member of a household gives their own, so an
@@ -112,7 +120,7 @@ def dietary_report(*, event) -> list[dict]:
         .order_by("dietary", "last_name")
         .values("pk", "first_name", "last_name", "dietary", "num_guests", "group_id")
     )
-    report: dict[str, dict] = {}
+    report: dict[str, dict[str, Any]] = {}
     for row in rows:
         key = " ".join(row["dietary"].casefold().split())
         entry = report.setdefault(
@@ -124,7 +132,7 @@ def dietary_report(*, event) -> list[dict]:
     return sorted(report.values(), key=lambda e: (-e["persons"], e["dietary"].casefold()))
 
 
-def question_report(*, event) -> list[dict]:
+def question_report(*, event: Event) -> list[dict[str, Any]]:
     """Per custom question, how many coming persons gave each answer (a caterer's "3 vegetarian, 1 vegan").
 
     One query for any number of guests and questions. Choices are counted in the
@@ -134,7 +142,7 @@ def question_report(*, event) -> list[dict]:
     """
     rows = Guest.objects.for_event(event).filter(COMING).values_list("answers", flat=True)
     questions = list(event.questions or [])
-    tallies: dict[str, dict[str, dict]] = {q["key"]: {} for q in questions}
+    tallies: dict[str, dict[str, dict[str, Any]]] = {q["key"]: {} for q in questions}
     answered = dict.fromkeys(tallies, 0)
     coming = 0
     for answers in rows:
@@ -169,7 +177,7 @@ def question_report(*, event) -> list[dict]:
     return report
 
 
-ACTIVITY_SORTS = {
+ACTIVITY_SORTS: dict[str, list[Any]] = {
     "last_login": [F("last_login_at").desc(nulls_last=True), "last_name"],
     "last_access": [F("last_access_at").desc(nulls_last=True), "last_name"],
     "name": ["last_name", "first_name"],
@@ -177,7 +185,7 @@ ACTIVITY_SORTS = {
 }
 
 
-def guest_activity(*, event, sort: str = "last_access", never_opened_only: bool = False):
+def guest_activity(*, event: Event, sort: str = "last_access", never_opened_only: bool = False) -> QuerySet[Guest]:
     guests = Guest.objects.for_event(event).only(
         "pk", "first_name", "last_name", "status", "last_login_at", "last_access_at", "invited_at", "rsvp_at"
     )
@@ -189,7 +197,7 @@ def guest_activity(*, event, sort: str = "last_access", never_opened_only: bool 
 ACTIVITY_TIMELINE_LENGTH = 30
 
 
-def guest_activity_timeline(*, guest, limit: int = ACTIVITY_TIMELINE_LENGTH) -> list[GuestActivity]:
+def guest_activity_timeline(*, guest: Guest, limit: int = ACTIVITY_TIMELINE_LENGTH) -> list[GuestActivity]:
     """The guest's most recent activity, newest first (index activity_guest_at)."""
     activity = GuestActivity.objects.filter(tenant_id=guest.tenant_id, event_id=guest.event_id, guest_id=guest.pk)
     entries = list(activity.order_by("-at", "pk")[:limit])
@@ -197,7 +205,7 @@ def guest_activity_timeline(*, guest, limit: int = ACTIVITY_TIMELINE_LENGTH) -> 
     return entries
 
 
-def event_recent_activity(*, event, limit: int = ACTIVITY_TIMELINE_LENGTH) -> list[GuestActivity]:
+def event_recent_activity(*, event: Event, limit: int = ACTIVITY_TIMELINE_LENGTH) -> list[GuestActivity]:
     """The event's most recent activity with each guest's name, newest first (index activity_event_at)."""
     entries = list(
         GuestActivity.objects.filter(tenant_id=event.tenant_id, event_id=event.pk)
@@ -209,15 +217,17 @@ def event_recent_activity(*, event, limit: int = ACTIVITY_TIMELINE_LENGTH) -> li
     return entries
 
 
-def _attach_actors(entries) -> None:
+def _attach_actors(entries: list[GuestActivity]) -> None:
     """Set `.actor` (the organizer's account, or None) on organizer views, in one query for all of them."""
     ids = {e.actor_user_id for e in entries if e.actor_user_id}
-    users = {u.pk: u for u in User.objects.filter(pk__in=ids).only("pk", "email")} if ids else {}
+    users: dict[uuid.UUID | None, User] = (
+        {u.pk: u for u in User.objects.filter(pk__in=ids).only("pk", "email")} if ids else {}
+    )
     for entry in entries:
-        entry.actor = users.get(entry.actor_user_id)
+        entry.actor = users.get(entry.actor_user_id)  # type: ignore[attr-defined]  # for the page only
 
 
-def event_messages(*, event):
+def event_messages(*, event: Event) -> QuerySet[GuestMessage]:
     """The event's message log, newest first (index message_event_created)."""
     return (
         GuestMessage.objects.filter(tenant_id=event.tenant_id, event_id=event.pk)
@@ -226,13 +236,13 @@ def event_messages(*, event):
     )
 
 
-def guest_messages(*, guest, limit: int = 30) -> list[GuestMessage]:
+def guest_messages(*, guest: Guest, limit: int = 30) -> list[GuestMessage]:
     """The messages sent to one guest, newest first."""
     messages = GuestMessage.objects.filter(tenant_id=guest.tenant_id, event_id=guest.event_id, guest_id=guest.pk)
     return list(messages.order_by("-created_at", "pk")[:limit])
 
 
-def guests_of_event(*, event, guest_ids) -> list[Guest]:
+def guests_of_event(*, event: Event, guest_ids: Iterable[uuid.UUID]) -> list[Guest]:
     """These guests of the event; ids of other events or tenants are left out (the caller compares counts)."""
     return list(Guest.objects.for_event(event).filter(pk__in=list(guest_ids)))
 
@@ -247,7 +257,7 @@ ANSWER_ACTIONS = (
 )
 
 
-def guest_answer_history(*, guest, limit: int = ACTIVITY_TIMELINE_LENGTH) -> list:
+def guest_answer_history(*, guest: Guest, limit: int = ACTIVITY_TIMELINE_LENGTH) -> list[AuditLog]:
     """The guest's answers, newest first, with who gave each (`.actor_name`): themselves, a member, an organizer.
 
     Read from the audit log (index audit_event_object_created), in three queries
@@ -259,22 +269,25 @@ def guest_answer_history(*, guest, limit: int = ACTIVITY_TIMELINE_LENGTH) -> lis
         ).order_by("-created_at", "pk")[:limit]
     )
     guest_ids = {e.actor_guest_id for e in entries if e.actor_guest_id}
-    names = {
+    names: dict[uuid.UUID | None, str] = {
         pk: f"{first} {last}".strip()
         for pk, first, last in Guest.objects.filter(
             tenant_id=guest.tenant_id, event_id=guest.event_id, pk__in=guest_ids
         ).values_list("pk", "first_name", "last_name")
     }
     user_ids = {e.actor_user_id for e in entries if e.actor_user_id}
-    users = dict(User.objects.filter(pk__in=user_ids).values_list("pk", "email")) if user_ids else {}
+    users: dict[uuid.UUID | None, str] = (
+        dict(User.objects.filter(pk__in=user_ids).values_list("pk", "email")) if user_ids else {}
+    )
+    # Attributes for the page only, not fields:
     for entry in entries:
-        entry.actor_name = users.get(entry.actor_user_id) or names.get(entry.actor_guest_id) or ""
-        entry.by_organizer = entry.actor_user_id is not None or entry.data.get("answered_by") == "organizer"
-        entry.by_self = entry.actor_guest_id == guest.pk
+        entry.actor_name = users.get(entry.actor_user_id) or names.get(entry.actor_guest_id) or ""  # type: ignore[attr-defined]
+        entry.by_organizer = entry.actor_user_id is not None or entry.data.get("answered_by") == "organizer"  # type: ignore[attr-defined]
+        entry.by_self = entry.actor_guest_id == guest.pk  # type: ignore[attr-defined]
     return entries
 
 
-def answered_by_name(*, guest) -> str:
+def answered_by_name(*, guest: Guest) -> str:
     """Who gave the guest's current answer, for display: an organizer's email or a member's name ("" if unknown)."""
     if guest.answered_by_kind == Guest.AnsweredBy.ORGANIZER and guest.answered_by_user_id:
         return User.objects.filter(pk=guest.answered_by_user_id).values_list("email", flat=True).first() or ""

@@ -4,10 +4,13 @@ Only these functions write Guest rows. Each keeps `search_key` in step with the
 names and the code it writes.
 """
 
+from __future__ import annotations
+
 import uuid
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -16,6 +19,7 @@ from django.db.models import (
     Case,
     CharField,
     F,
+    Field,
     IntegerField,
     JSONField,
     Q,
@@ -28,11 +32,14 @@ from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from events.models import Event
 from eventsaas.db import atomic, is_transient_transaction_error, run_in_transaction
 from eventsaas.fields import MillisecondDateTimeField
-from eventsaas.services import audit_log_record, audit_log_record_many
+from eventsaas.services import AuditEntry, audit_log_record, audit_log_record_many
+from eventsaas.types import NOT_GIVEN, NotGiven, given
 from guests.codes import generate_code, search_key
 from guests.models import Guest, GuestActivity
+from tenants.models import ActingUser
 
 if TYPE_CHECKING:
     from guests.activity import ActivityEvent
@@ -46,7 +53,7 @@ def _refresh_search_key(guest: Guest) -> None:
     guest.search_key = search_key(first_name=guest.first_name, last_name=guest.last_name, code=guest.code)
 
 
-def _save_with_fresh_code(guest: Guest, *, update_fields=None) -> None:
+def _save_with_fresh_code(guest: Guest, *, update_fields: list[str] | None = None) -> None:
     """Save with a new random code; the unique index on code decides collisions."""
     for _attempt in range(CODE_ATTEMPTS):
         guest.code = generate_code()
@@ -62,9 +69,27 @@ def _save_with_fresh_code(guest: Guest, *, update_fields=None) -> None:
     raise RuntimeError("Could not generate a unique guest code")
 
 
-def guest_create(*, event, acting_user, **fields) -> Guest:
-    """Add a guest to an event with a fresh personal code."""
-    guest = Guest(tenant_id=event.tenant_id, event=event, **{k: v for k, v in fields.items() if k in EDITABLE_FIELDS})
+def guest_create(
+    *,
+    event: Event,
+    acting_user: ActingUser,
+    first_name: str | NotGiven = NOT_GIVEN,
+    last_name: str | NotGiven = NOT_GIVEN,
+    email: str | NotGiven = NOT_GIVEN,
+    phone: str | NotGiven = NOT_GIVEN,
+    expected_guests: int | NotGiven = NOT_GIVEN,
+    dietary: str | NotGiven = NOT_GIVEN,
+) -> Guest:
+    """Add a guest to an event with a fresh personal code; a field not given keeps the model's default."""
+    fields = given(
+        first_name=first_name,
+        last_name=last_name,
+        email=email,
+        phone=phone,
+        expected_guests=expected_guests,
+        dietary=dietary,
+    )
+    guest = Guest(tenant_id=event.tenant_id, event=event, **fields)
     guest.code = generate_code()
     guest.full_clean(exclude=["code"], validate_constraints=False)
     _save_with_fresh_code(guest)
@@ -86,7 +111,7 @@ class GuestRowsInvalid(ValidationError):
         super().__init__(_("Some guests are not valid; none were added."))
 
 
-def _taken_codes(codes) -> set[str]:
+def _taken_codes(codes: Iterable[str]) -> set[str]:
     return set(Guest.objects.filter(code__in=list(codes)).values_list("code", flat=True))
 
 
@@ -135,7 +160,7 @@ def _bulk_insert_with_fresh_codes(guests: list[Guest]) -> None:
     raise RuntimeError("Could not generate unique guest codes")
 
 
-def guest_bulk_create(*, event, rows: list[dict], acting_user) -> list[Guest]:
+def guest_bulk_create(*, event: Event, rows: list[dict[str, Any]], acting_user: ActingUser) -> list[Guest]:
     """Add many guests at once, all or none: every row is validated before anything is saved.
 
     Raises GuestRowsInvalid naming each invalid row. Valid rows are inserted with
@@ -172,8 +197,26 @@ def guest_bulk_create(*, event, rows: list[dict], acting_user) -> list[Guest]:
     return guests
 
 
-def guest_update(*, guest: Guest, acting_user, **fields) -> Guest:
-    """Change a guest's details (never the answer: that is guest_answers_apply's)."""
+def guest_update(
+    *,
+    guest: Guest,
+    acting_user: ActingUser,
+    first_name: str | NotGiven = NOT_GIVEN,
+    last_name: str | NotGiven = NOT_GIVEN,
+    email: str | NotGiven = NOT_GIVEN,
+    phone: str | NotGiven = NOT_GIVEN,
+    expected_guests: int | NotGiven = NOT_GIVEN,
+    dietary: str | NotGiven = NOT_GIVEN,
+) -> Guest:
+    """Change the given details of a guest (never the answer: that is guest_answers_apply's)."""
+    fields = given(
+        first_name=first_name,
+        last_name=last_name,
+        email=email,
+        phone=phone,
+        expected_guests=expected_guests,
+        dietary=dietary,
+    )
     changed = [name for name in EDITABLE_FIELDS if name in fields and getattr(guest, name) != fields[name]]
     for name in changed:
         setattr(guest, name, fields[name])
@@ -193,18 +236,18 @@ def guest_update(*, guest: Guest, acting_user, **fields) -> Guest:
     return guest
 
 
-def _audit_keys(guest: Guest) -> dict:
+def _audit_keys(guest: Guest) -> dict[str, Any]:
     return {"tenant": guest.tenant, "event_id": guest.event_id, "object_id": guest.pk}
 
 
-def guest_delete(*, guest: Guest, acting_user) -> None:
+def guest_delete(*, guest: Guest, acting_user: ActingUser) -> None:
     keys = _audit_keys(guest)
     name = guest.full_name
     guest.delete()
     audit_log_record(action="guest.deleted", **keys, actor_user=acting_user, data={"name": name})
 
 
-def guest_code_regenerate(*, guest: Guest, acting_user) -> Guest:
+def guest_code_regenerate(*, guest: Guest, acting_user: ActingUser) -> Guest:
     """Give the guest a new code; the old one stops working at once (sessions check the code)."""
     _save_with_fresh_code(guest, update_fields=["code", "search_key"])
     audit_log_record(action="guest.code_regenerated", **_audit_keys(guest), actor_user=acting_user)
@@ -218,7 +261,7 @@ class GroupConnected:
     size: int
 
 
-def guest_group_connect(*, event, guest_ids, acting_user) -> GroupConnected:
+def guest_group_connect(*, event: Event, guest_ids: Collection[uuid.UUID], acting_user: ActingUser) -> GroupConnected:
     """Put the given guests of `event`, with their households, into one group, in one update.
 
     The group keeps the id of the first selected guest that already has one, so
@@ -251,7 +294,7 @@ def guest_group_connect(*, event, guest_ids, acting_user) -> GroupConnected:
     return GroupConnected(group_id=group_id, size=size)
 
 
-def guest_group_leave(*, guest: Guest, acting_user) -> Guest:
+def guest_group_leave(*, guest: Guest, acting_user: ActingUser) -> Guest:
     """Take one guest out of its group: one update of that guest."""
     old_group = guest.group_id
     guest.group_id = None
@@ -265,7 +308,7 @@ def guest_group_leave(*, guest: Guest, acting_user) -> Guest:
     return guest
 
 
-def guest_admin_save(*, guest: Guest, changed_fields: list[str], acting_user, is_new: bool) -> Guest:
+def guest_admin_save(*, guest: Guest, changed_fields: list[str], acting_user: ActingUser, is_new: bool) -> Guest:
     """Save a guest edited in Django admin: the same validation, search key and audit as the organizer's pages.
 
     The answer fields are read-only in the admin; answers change through the RSVP services.
@@ -306,7 +349,7 @@ class AnswerWrite:
     num_guests: int | None = None
     answered_by: str | None = None
     dietary: str | None = None
-    answers: dict | None = None
+    answers: dict[str, Any] | None = None
 
     @property
     def changes_answer(self) -> bool:
@@ -330,7 +373,9 @@ def _as_read(write: AnswerWrite) -> Q:
     )
 
 
-def _per_row(writes, value_of, output_field, default_field: str):
+def _per_row(
+    writes: list[AnswerWrite], value_of: Callable[[AnswerWrite], Any], output_field: Field[Any, Any], default_field: str
+) -> Case:
     whens = [When(pk=w.guest.pk, then=Value(value_of(w), output_field=output_field)) for w in writes]
     return Case(*whens, default=F(default_field), output_field=output_field)
 
@@ -385,11 +430,11 @@ def _answer_columns(
 
 def guest_answers_apply(
     *,
-    event,
+    event: Event,
     writes: list[AnswerWrite],
     now: datetime,
     answering_guest_id: uuid.UUID | None = None,
-    acting_user=None,
+    acting_user: ActingUser = None,
     via: str = "",
 ) -> AnswersApplied:
     """Write the members' answers decided by rsvp.services: one conditional update for all of them.
@@ -432,9 +477,11 @@ def guest_answers_apply(
     return AnswersApplied(writes=writes)
 
 
-def _answer_audit_entry(write: AnswerWrite, event, answering_guest_id, acting_user, via: str) -> dict:
+def _answer_audit_entry(
+    write: AnswerWrite, event: Event, answering_guest_id: uuid.UUID | None, acting_user: ActingUser, via: str
+) -> AuditEntry:
     guest = write.guest
-    data = {"answered_by": write.answered_by or ""}
+    data: dict[str, Any] = {"answered_by": write.answered_by or ""}
     if write.changes_answer:
         data.update(
             status=write.status,
@@ -448,9 +495,8 @@ def _answer_audit_entry(write: AnswerWrite, event, answering_guest_id, acting_us
         data["answers"] = write.answers
     if via:
         data["via"] = via
-    action = {Guest.Status.COMING: "rsvp.coming", Guest.Status.DECLINED: "rsvp.declined"}.get(
-        write.status, "rsvp.details"
-    )
+    actions: dict[str | None, str] = {Guest.Status.COMING: "rsvp.coming", Guest.Status.DECLINED: "rsvp.declined"}
+    action = actions.get(write.status, "rsvp.details")
     return {
         "action": action,
         "tenant_id": event.tenant_id,
@@ -469,7 +515,7 @@ class ActivityBatchResult:
     dropped: int = 0
 
 
-def _later_of(field: str, when) -> Greatest:
+def _later_of(field: str, when: datetime) -> Greatest:
     """The stored time or `when`, whichever is later: a stamp never moves backwards.
 
     Coalesce because SQLite's MAX() (and MongoDB's $max on a missing field) would
@@ -479,7 +525,7 @@ def _later_of(field: str, when) -> Greatest:
     return Greatest(Coalesce(F(field), value), value)
 
 
-def _guests_tenant_and_event(events: list["ActivityEvent"]) -> dict[uuid.UUID, tuple[uuid.UUID, uuid.UUID]]:
+def _guests_tenant_and_event(events: list[ActivityEvent]) -> dict[uuid.UUID, tuple[uuid.UUID, uuid.UUID]]:
     """guest pk -> (tenant_id, event_id) of the guests the events name that still exist."""
     guest_ids = {e.guest_id for e in events}
     rows = Guest.objects.filter(pk__in=guest_ids).values_list("pk", "tenant_id", "event_id")
@@ -487,7 +533,7 @@ def _guests_tenant_and_event(events: list["ActivityEvent"]) -> dict[uuid.UUID, t
 
 
 def _latest_stamps(
-    events: list["ActivityEvent"],
+    events: list[ActivityEvent],
 ) -> tuple[dict[uuid.UUID, datetime], dict[uuid.UUID, datetime]]:
     """Per guest, the newest access and the newest login of the batch."""
     latest_access: dict[uuid.UUID, datetime] = {}
@@ -500,7 +546,7 @@ def _latest_stamps(
     return latest_access, latest_login
 
 
-def _activity_rows_not_stored(events: list["ActivityEvent"]) -> list[GuestActivity]:
+def _activity_rows_not_stored(events: list[ActivityEvent]) -> list[GuestActivity]:
     """One row per event, leaving out the events already stored (a message delivered again)."""
     already_stored = set(GuestActivity.objects.filter(pk__in=[e.id for e in events]).values_list("pk", flat=True))
     return [
@@ -520,7 +566,7 @@ def _activity_rows_not_stored(events: list["ActivityEvent"]) -> list[GuestActivi
     ]
 
 
-def guest_activity_record_batch(*, events) -> ActivityBatchResult:
+def guest_activity_record_batch(*, events: Iterable[ActivityEvent]) -> ActivityBatchResult:
     """Write a batch of activity events (guests.activity.ActivityEvent): one row each, one update per guest.
 
     All events of one guest in the batch become a single UPDATE that sets
@@ -567,7 +613,7 @@ def guest_activity_record_batch(*, events) -> ActivityBatchResult:
     return result
 
 
-def activity_cleanup(*, now=None) -> int:
+def activity_cleanup(*, now: datetime | None = None) -> int:
     """Delete activity records older than ACTIVITY_RETENTION_DAYS; the number deleted (running twice is harmless)."""
     cutoff = (now or timezone.now()) - timedelta(days=settings.ACTIVITY_RETENTION_DAYS)
     deleted, _per_model = GuestActivity.objects.filter(at__lt=cutoff).delete()

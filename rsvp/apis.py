@@ -65,7 +65,7 @@ class GuestSelfSerializer(MemberSerializer):
 
 class QuestionSerializer(serializers.Serializer):
     key = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named "label", not Field.label
     choices = serializers.ListField(child=serializers.CharField())
 
 

@@ -1,3 +1,5 @@
+from typing import cast
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
@@ -64,7 +66,8 @@ class MemberAnswerForm(EventQuestionsMixin, forms.Form):
         self.member = member
         self.is_answerer = is_answerer
         if member.status == Guest.Status.PENDING and not is_answerer:
-            self.fields["attending"].choices = [
+            attending_field = cast(forms.ChoiceField, self.fields["attending"])
+            attending_field.choices = [
                 *ATTENDING_CHOICES,
                 (LATER, _("%(name)s answers later") % {"name": member.first_name}),
             ]
@@ -134,7 +137,10 @@ class BaseHouseholdFormSet(forms.BaseFormSet):
         return chosen
 
 
-HouseholdFormSet = forms.formset_factory(MemberAnswerForm, formset=BaseHouseholdFormSet, extra=0)
+# formset_factory makes a subclass of the `formset` given (the stubs say only BaseFormSet).
+HouseholdFormSet = cast(
+    type[BaseHouseholdFormSet], forms.formset_factory(MemberAnswerForm, formset=BaseHouseholdFormSet, extra=0)
+)
 
 
 def member_initial(member: Guest, *, is_answerer: bool) -> dict:
@@ -144,7 +150,8 @@ def member_initial(member: Guest, *, is_answerer: bool) -> dict:
     them; someone else who has not answered is left to answer themselves; the
     person answering chooses for themselves.
     """
-    attending = {Guest.Status.COMING: COMING, Guest.Status.DECLINED: NOT_COMING}.get(member.status)
+    answers: dict[str, str] = {Guest.Status.COMING: COMING, Guest.Status.DECLINED: NOT_COMING}
+    attending = answers.get(member.status)
     if attending is None and not is_answerer:
         attending = LATER
     initial = {

@@ -29,8 +29,10 @@ any time, the same way, audit-logged with their account.
 
 import dataclasses
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -45,6 +47,7 @@ from guests.models import Guest
 from guests.notifications import change_request_decided_enqueue, guest_confirmation_enqueue
 from guests.services import AnswerWrite, GuestAnswerConflict, guest_answers_apply
 from rsvp.models import ChangeRequest
+from tenants.models import ActingUser, User
 
 DIETARY_MAX_LENGTH = 1000
 MAX_PEOPLE_PER_MEMBER = 50
@@ -76,8 +79,8 @@ class RsvpNeedsConfirmation(Exception):
         expected: int,
         answered: int,
         members: list[Guest],
-        concerned: list[Guest] = (),
-        declined_members: list[Guest] = (),
+        concerned: Sequence[Guest] = (),
+        declined_members: Sequence[Guest] = (),
         confirmable: bool = True,
     ):
         super().__init__(reasons[0])
@@ -142,8 +145,15 @@ class Household:
         """The people coming: the sum of the members' own counts."""
         return sum(m.num_guests for m in self.everyone)
 
-    def member(self, guest_id) -> Guest | None:
+    def member(self, guest_id: uuid.UUID) -> Guest | None:
         return next((m for m in self.everyone if m.pk == guest_id), None)
+
+    def member_known(self, guest_id: uuid.UUID) -> Guest:
+        """A member the caller has already checked is in the household."""
+        member = self.member(guest_id)
+        if member is None:
+            raise ValueError(f"{guest_id} is not a member of this household")
+        return member
 
 
 def household_for(*, guest: Guest) -> Household:
@@ -167,7 +177,7 @@ class MemberChoice:
     attending: bool
     num_guests: int | None = None
     dietary: str | None = None
-    answers: dict | None = None
+    answers: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -178,7 +188,7 @@ class HouseholdAnswer:
     num_guests: int = 0
     absent: tuple[uuid.UUID, ...] = ()
     dietary: str | None = None
-    answers: dict | None = None
+    answers: dict[str, Any] | None = None
     members: tuple[MemberChoice, ...] | None = None
     confirmed: bool = False
 
@@ -186,9 +196,10 @@ class HouseholdAnswer:
     def is_per_member(self) -> bool:
         return self.members is not None
 
-    def as_data(self) -> dict:
+    def as_data(self) -> dict[str, Any]:
         """JSON for storage (a change request's proposal); `from_data` reads it back."""
-        if self.is_per_member:
+        data: dict[str, Any]
+        if self.members is not None:
             data = {"members": [_member_data(choice) for choice in self.members]}
         else:
             data = {"attending": self.attending, "num_guests": self.num_guests, "absent": [str(a) for a in self.absent]}
@@ -199,7 +210,7 @@ class HouseholdAnswer:
         return data
 
     @classmethod
-    def from_data(cls, data: dict, *, confirmed: bool = False) -> "HouseholdAnswer":
+    def from_data(cls, data: dict[str, Any], *, confirmed: bool = False) -> "HouseholdAnswer":
         if "members" in data:
             members = tuple(
                 MemberChoice(
@@ -225,8 +236,8 @@ class HouseholdAnswer:
         return dataclasses.replace(self, confirmed=True)
 
 
-def _member_data(choice: MemberChoice) -> dict:
-    data = {"id": str(choice.guest_id), "attending": choice.attending}
+def _member_data(choice: MemberChoice) -> dict[str, Any]:
+    data: dict[str, Any] = {"id": str(choice.guest_id), "attending": choice.attending}
     for name in ("num_guests", "dietary", "answers"):
         if getattr(choice, name) is not None:
             data[name] = getattr(choice, name)
@@ -244,7 +255,7 @@ class Proposal:
     status: str
     num_guests: int
     dietary: str | None = None
-    answers: dict | None = None
+    answers: dict[str, Any] | None = None
 
     @property
     def answer_changes(self) -> bool:
@@ -257,7 +268,9 @@ class AnswerPlan:
     proposals: list[Proposal]
 
 
-def _clean_details(event: Event, *, dietary: str | None, answers: dict | None, field_name: str):
+def _clean_details(
+    event: Event, *, dietary: str | None, answers: dict[str, Any] | None, field_name: str
+) -> tuple[str | None, dict[str, Any] | None]:
     if dietary is not None:
         dietary = dietary.strip()
         if len(dietary) > DIETARY_MAX_LENGTH:
@@ -341,7 +354,7 @@ def _member_proposals(household: Household, answer: HouseholdAnswer, *, event: E
     ids = [choice.guest_id for choice in answer.members]
     if len(set(ids)) != len(ids) or any(household.member(pk) is None for pk in ids):
         raise ValidationError({"members": _("Choose only members of your group, each once.")})
-    return [_member_proposal(household.member(choice.guest_id), choice, event=event) for choice in answer.members]
+    return [_member_proposal(household.member_known(choice.guest_id), choice, event=event) for choice in answer.members]
 
 
 def _member_proposal(member: Guest, choice: MemberChoice, *, event: Event) -> Proposal:
@@ -469,7 +482,7 @@ def rsvp_submit(*, guest: Guest, answer: HouseholdAnswer, now: datetime | None =
 
 
 def rsvp_record(
-    *, guest: Guest, answer: HouseholdAnswer, acting_user, now: datetime | None = None, via: str = ""
+    *, guest: Guest, answer: HouseholdAnswer, acting_user: ActingUser, now: datetime | None = None, via: str = ""
 ) -> Household:
     """An organizer records an answer for the guest's household (a phone call, a late change).
 
@@ -506,7 +519,9 @@ class ChangeRequestNotNeeded(Exception):
     """Answers are open (or not open yet): the guest answers directly, no request needed."""
 
 
-def change_request_create(*, guest: Guest, answer: HouseholdAnswer, message: str, now=None) -> ChangeRequest:
+def change_request_create(
+    *, guest: Guest, answer: HouseholdAnswer, message: str, now: datetime | None = None
+) -> ChangeRequest:
     """The guest asks the organizer to change their answer after the deadline.
 
     The proposed answer is checked against the household now (members, counts,
@@ -568,7 +583,7 @@ class ChangeRequestAlreadyDecided(Exception):
     """Someone decided this request first; it is decided once."""
 
 
-def _decide(request: ChangeRequest, *, status: str, acting_user, response: str, now) -> bool:
+def _decide(request: ChangeRequest, *, status: str, acting_user: User, response: str, now: datetime) -> bool:
     return bool(
         ChangeRequest.objects.filter(pk=request.pk, status=ChangeRequest.Status.PENDING).update(
             status=status, decided_by_user_id=acting_user.pk, decided_at=now, response=response
@@ -576,7 +591,9 @@ def _decide(request: ChangeRequest, *, status: str, acting_user, response: str, 
     )
 
 
-def change_request_approve(*, request: ChangeRequest, acting_user, response: str = "", now=None) -> Household:
+def change_request_approve(
+    *, request: ChangeRequest, acting_user: User, response: str = "", now: datetime | None = None
+) -> Household:
     """Apply the proposed answer through the organizer's path and tell the guest.
 
     The request is claimed first (pending -> approved, a compare-and-set: two
@@ -616,7 +633,9 @@ def change_request_approve(*, request: ChangeRequest, acting_user, response: str
     return household
 
 
-def change_request_decline(*, request: ChangeRequest, acting_user, response: str = "", now=None) -> ChangeRequest:
+def change_request_decline(
+    *, request: ChangeRequest, acting_user: User, response: str = "", now: datetime | None = None
+) -> ChangeRequest:
     """Decline the request (decided once, by compare-and-set) and tell the guest; the answer stays."""
     now = now or timezone.now()
     response = (response or "").strip()[: ChangeRequest.MESSAGE_MAX_LENGTH]

@@ -1,7 +1,8 @@
 import uuid
+from typing import Any, ClassVar, TypeAlias
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractUser, BaseUserManager
+from django.contrib.auth.models import AbstractUser, AnonymousUser, BaseUserManager
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -36,7 +37,7 @@ class User(AbstractUser):
     """An organizer account: email is the login, there is no username."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    username = None
+    username = None  # type: ignore[assignment]  # no username: the email is the login
     email = models.EmailField(_("email address"), unique=True)
     # AbstractUser's stamps, stored to the millisecond like every other (eventsaas/fields.py).
     last_login = MillisecondDateTimeField(_("last login"), blank=True, null=True)
@@ -49,9 +50,10 @@ class User(AbstractUser):
     email_verified_at = MillisecondDateTimeField(_("email verified at"), null=True, blank=True, editable=False)
 
     USERNAME_FIELD = "email"
-    REQUIRED_FIELDS: list[str] = []
+    REQUIRED_FIELDS: ClassVar[list[str]] = []
 
-    objects = UserManager()
+    # Not Django's UserManager (its methods take a username), hence the ignore.
+    objects = UserManager()  # type: ignore[assignment,misc]
 
     def __str__(self):
         return self.email
@@ -60,12 +62,12 @@ class User(AbstractUser):
     def is_email_verified(self) -> bool:
         return self.email_verified_at is not None
 
-    def save(self, *args, **kwargs):
+    def save(self, *args: Any, **kwargs: Any) -> None:
         # Django's own AbstractBaseUser.save() tells password validators about a new
         # password the same way (`_password` is set by set_password, not by a hash
         # upgrade at login). Here, so that every path that sets a password (reset
         # link, account page, admin, `manage.py changepassword`) ends the API tokens.
-        password_changed = self._password is not None and not self._state.adding
+        password_changed = getattr(self, "_password", None) is not None and not self._state.adding
         super().save(*args, **kwargs)
         if password_changed:
             from tenants.token_state import user_tokens_revoke
@@ -223,3 +225,8 @@ class RefreshTokenFamily(models.Model):
     @property
     def is_revoked(self) -> bool:
         return self.revoked_at is not None
+
+
+#: Who a service acts for: an organizer's account, the anonymous visitor of a page (`request.user`), or
+#: None for the system (tasks, commands). The audit log keeps only an authenticated account.
+ActingUser: TypeAlias = "User | AnonymousUser | None"

@@ -1,9 +1,11 @@
+from django.contrib.auth.models import AnonymousUser
+from django.db.models import QuerySet
 from django.http import Http404
 
-from tenants.models import Invitation, Membership, Role, Tenant
+from tenants.models import Invitation, Membership, Role, Tenant, User
 
 
-def membership_for(*, user, tenant_slug: str) -> Membership:
+def membership_for(*, user: User | AnonymousUser, tenant_slug: str) -> Membership:
     """The user's membership in the organization at `tenant_slug`, or 404.
 
     "No such organization" and "not a member" are the same 404 so slugs cannot be probed.
@@ -12,21 +14,21 @@ def membership_for(*, user, tenant_slug: str) -> Membership:
     membership = None
     if tenant is not None and user.is_authenticated:
         membership = Membership.objects.for_tenant(tenant).filter(user_id=user.pk).first()
-    if membership is None:
+    if tenant is None or membership is None:
         raise Http404("No such organization")
     membership.tenant = tenant
     return membership
 
 
-def memberships_of(*, user):
+def memberships_of(*, user: User) -> QuerySet[Membership]:
     return Membership.objects.filter(user_id=user.pk).select_related("tenant").order_by("tenant__name")
 
 
-def team_members(*, tenant):
+def team_members(*, tenant: Tenant) -> QuerySet[Membership]:
     return Membership.objects.for_tenant(tenant).select_related("user").order_by("user__email")
 
 
-def pending_invitations(*, tenant):
+def pending_invitations(*, tenant: Tenant) -> QuerySet[Invitation]:
     return Invitation.objects.for_tenant(tenant).filter(accepted_at__isnull=True)
 
 
@@ -37,7 +39,7 @@ def invitation_by_token(*, token: str) -> Invitation:
     return invitation
 
 
-def event_organizer_emails(*, tenant, contact_email: str = "") -> list[str]:
+def event_organizer_emails(*, tenant: Tenant, contact_email: str = "") -> list[str]:
     """Who hears about an event: the organization's owners and admins, plus the event's contact address."""
     emails = list(
         Membership.objects.for_tenant(tenant)

@@ -1,10 +1,11 @@
 """Write operations on organizations, memberships and invitations."""
 
 import secrets
+import uuid
+from collections.abc import Callable
 from datetime import timedelta
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core import signing
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.mail import send_mail
@@ -16,10 +17,11 @@ from django.utils.translation import gettext as _
 
 from eventsaas.mail import email_subject
 from eventsaas.services import audit_log_record
-from tenants.models import Invitation, Membership, Role, Tenant
+from tenants.models import ActingUser, Invitation, Membership, Role, Tenant, User
 from tenants.token_state import user_token_state_forget, user_tokens_revoke
 
-User = get_user_model()
+#: Makes the absolute link of an emailed token (the view knows the host).
+UrlBuilder = Callable[[str], str]
 
 INVITATION_VALIDITY = timedelta(days=7)
 
@@ -33,7 +35,7 @@ def _unique_tenant_slug(name: str) -> str:
     return slug
 
 
-def tenant_create(*, name: str, owner) -> Tenant:
+def tenant_create(*, name: str, owner: User) -> Tenant:
     """Create an organization with `owner` as its owner.
 
     The slug is derived from the name; the unique constraint is the final
@@ -61,8 +63,8 @@ def user_signup(
     organization_name: str,
     first_name: str = "",
     last_name: str = "",
-    verification_url_builder=None,
-):
+    verification_url_builder: UrlBuilder | None = None,
+) -> tuple[User, Tenant]:
     """Create an organizer account and its first organization (both or neither), and ask to verify the email.
 
     Until the address is verified, the organization can set up events but sends
@@ -81,7 +83,9 @@ def user_signup(
     return user, tenant
 
 
-def _user_signup(*, email: str, password: str, organization_name: str, first_name: str = "", last_name: str = ""):
+def _user_signup(
+    *, email: str, password: str, organization_name: str, first_name: str = "", last_name: str = ""
+) -> tuple[User, Tenant]:
     email = User.objects.normalize_email(email).lower()
     if User.objects.filter(email=email).exists():
         raise ValidationError({"email": _("An account with this email already exists.")})
@@ -105,12 +109,12 @@ EMAIL_VERIFICATION_SALT = "tenants.email-verification"
 EMAIL_VERIFICATION_VALIDITY = timedelta(days=3)
 
 
-def email_verification_token(*, user) -> str:
+def email_verification_token(*, user: User) -> str:
     """A signed, expiring token naming the account and the address it confirms (a changed address voids it)."""
     return signing.dumps({"user": str(user.pk), "email": user.email}, salt=EMAIL_VERIFICATION_SALT)
 
 
-def email_verification_send(*, user, url_builder) -> None:
+def email_verification_send(*, user: User, url_builder: UrlBuilder) -> None:
     """Email the verification link (`url_builder(token)` makes it absolute)."""
     link = url_builder(email_verification_token(user=user))
     send_mail(
@@ -121,7 +125,7 @@ def email_verification_send(*, user, url_builder) -> None:
     )
 
 
-def email_verify(*, token: str):
+def email_verify(*, token: str) -> User | None:
     """The account the link confirms, now verified; None for a bad, expired or outdated link."""
     try:
         data = signing.loads(
@@ -129,9 +133,9 @@ def email_verify(*, token: str):
         )
     except signing.BadSignature:
         return None
-    if not isinstance(data, dict):
+    if not isinstance(data, dict) or not isinstance(data.get("user"), str):
         return None
-    user = User.objects.filter(pk=data.get("user"), email=data.get("email"), is_active=True).first()
+    user = User.objects.filter(pk=data["user"], email=data.get("email"), is_active=True).first()
     if user is None:
         return None
     email_mark_verified(user=user)
@@ -144,7 +148,7 @@ class OrganizationNotVerified(PermissionDenied):
     api_code = "email_unverified"
 
 
-def tenant_require_verified(*, tenant, action: str) -> None:
+def tenant_require_verified(*, tenant: Tenant, action: str) -> None:
     """Refuse `action` ("email" or "sell") until an owner has verified their email, with a message saying how."""
     if tenant.is_verified:
         return
@@ -161,7 +165,7 @@ def tenant_require_verified(*, tenant, action: str) -> None:
     raise OrganizationNotVerified(message)
 
 
-def email_mark_verified(*, user) -> None:
+def email_mark_verified(*, user: User) -> None:
     """Record that the person reads this address; their organizations may now email guests and sell tickets.
 
     Compare-and-set on the empty timestamp: verifying twice records once.
@@ -174,7 +178,14 @@ def email_mark_verified(*, user) -> None:
     Tenant.objects.filter(pk__in=list(owned), verified_at__isnull=True).update(verified_at=user.email_verified_at)
 
 
-def invitation_create(*, tenant, email: str, role: str, acting_membership, accept_url_builder) -> Invitation:
+def invitation_create(
+    *,
+    tenant: Tenant,
+    email: str,
+    role: str,
+    acting_membership: Membership,
+    accept_url_builder: Callable[[Invitation], str],
+) -> Invitation:
     """Invite a teammate by email. Only owners invite; the link is valid for a week."""
     if not acting_membership.can_manage_team:
         raise PermissionDenied(_("Only an owner can invite teammates."))
@@ -209,7 +220,7 @@ def invitation_create(*, tenant, email: str, role: str, acting_membership, accep
     return invitation
 
 
-def invitation_accept(*, invitation: Invitation, user) -> Membership:
+def invitation_accept(*, invitation: Invitation, user: User) -> Membership:
     """Join the invitation's organization. Single use: the accepted_at compare-and-set decides.
 
     Bound to the invited address: a link forwarded, leaked or opened by someone
@@ -242,7 +253,9 @@ def invitation_accept(*, invitation: Invitation, user) -> Membership:
 
 
 @transaction.atomic
-def user_signup_from_invitation(*, invitation: Invitation, password: str, first_name: str = "", last_name: str = ""):
+def user_signup_from_invitation(
+    *, invitation: Invitation, password: str, first_name: str = "", last_name: str = ""
+) -> tuple[User, Membership]:
     """Create the invited person's account and accept the invitation (both or neither)."""
     if User.objects.filter(email=invitation.email).exists():
         raise ValidationError({"email": _("An account with this email already exists; log in to accept.")})
@@ -307,7 +320,7 @@ def membership_remove(*, membership: Membership, acting_membership: Membership) 
     )
 
 
-def membership_changed_by_staff(*, membership: Membership, acting_user, removed: bool = False) -> None:
+def membership_changed_by_staff(*, membership: Membership, acting_user: ActingUser, removed: bool = False) -> None:
     """Django admin changed or deleted a membership (the admin wrote the row): end that person's tokens."""
     user_tokens_revoke(user_id=membership.user_id)
     audit_log_record(
@@ -319,17 +332,17 @@ def membership_changed_by_staff(*, membership: Membership, acting_user, removed:
     )
 
 
-def user_deactivated(*, user, acting_user) -> None:
+def user_deactivated(*, user: User, acting_user: ActingUser) -> None:
     """The account was switched off: every token and refresh token ends, and it cannot log in again."""
     user_tokens_revoke(user_id=user.pk, families=True)
     audit_log_record(action="user.deactivated", actor_user=acting_user, object_id=user.pk)
 
 
-def user_deleted(*, user_id) -> None:
+def user_deleted(*, user_id: uuid.UUID) -> None:
     user_token_state_forget(user_id=user_id)
 
 
-def user_password_change(*, user, password: str, acting_user=None) -> None:
+def user_password_change(*, user: User, password: str, acting_user: ActingUser = None) -> None:
     """Set a new password. Every API token ends (User.save does it for every path) and a login lockout ends."""
     from tenants.throttling import login_lockout_clear
 

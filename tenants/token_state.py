@@ -30,7 +30,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from tenants.models import RefreshTokenFamily
+from tenants.models import RefreshTokenFamily, User
 
 # Cached for users who are gone or deactivated: no token version matches it.
 NO_VERSION = -1
@@ -38,11 +38,11 @@ NO_VERSION = -1
 FAMILY_LIVE, FAMILY_REVOKED = 1, 0
 
 
-def _version_key(user_id) -> str:
+def _version_key(user_id: uuid.UUID | str) -> str:
     return f"tokens:version:{user_id}"
 
 
-def _family_key(family_id) -> str:
+def _family_key(family_id: uuid.UUID | str | None) -> str:
     return f"tokens:family:{family_id}"
 
 
@@ -50,7 +50,7 @@ def _ttl() -> int:
     return settings.TOKEN_STATE_CACHE_SECONDS
 
 
-def _as_uuid(value) -> uuid.UUID | None:
+def _as_uuid(value: object) -> uuid.UUID | None:
     try:
         return uuid.UUID(str(value))
     except (TypeError, ValueError, AttributeError):
@@ -60,14 +60,14 @@ def _as_uuid(value) -> uuid.UUID | None:
 # --- token versions ---------------------------------------------------------------------------
 
 
-def _stored_version(user_id) -> int:
+def _stored_version(user_id: uuid.UUID | str) -> int:
     row = get_user_model().objects.filter(pk=user_id).values_list("token_version", "is_active").first()
     if row is None or not row[1]:
         return NO_VERSION
     return row[0]
 
 
-def user_token_version(*, user_id) -> int:
+def user_token_version(*, user_id: uuid.UUID | str) -> int:
     """The version an access token signed now carries (read from the database, not the cache).
 
     Also offered to the cache (`add`: never over a newer value), since the token
@@ -78,11 +78,11 @@ def user_token_version(*, user_id) -> int:
     return version
 
 
-def _publish_version(user_id) -> None:
+def _publish_version(user_id: uuid.UUID | str) -> None:
     cache.set(_version_key(user_id), _stored_version(user_id), _ttl())
 
 
-def user_tokens_revoke(*, user_id, families: bool = False) -> None:
+def user_tokens_revoke(*, user_id: uuid.UUID | str, families: bool = False) -> None:
     """End every access token of the user; with `families`, their refresh tokens too.
 
     Called after the change that caused it (membership, role, active flag,
@@ -97,7 +97,7 @@ def user_tokens_revoke(*, user_id, families: bool = False) -> None:
     transaction.on_commit(lambda: _publish_version(user_id))
 
 
-def user_token_state_forget(*, user_id) -> None:
+def user_token_state_forget(*, user_id: uuid.UUID | str) -> None:
     """Drop the cached state of a deleted account: the next request finds no account."""
     cache.set(_version_key(user_id), NO_VERSION, _ttl())
 
@@ -105,13 +105,15 @@ def user_token_state_forget(*, user_id) -> None:
 # --- refresh families --------------------------------------------------------------------------
 
 
-def token_family_create(*, user, expires_at: datetime) -> RefreshTokenFamily:
+def token_family_create(*, user: User, expires_at: datetime) -> RefreshTokenFamily:
     family = RefreshTokenFamily.objects.create(user=user, expires_at=expires_at)
     cache.add(_family_key(family.pk), FAMILY_LIVE, _ttl())
     return family
 
 
-def token_family_rotate(*, family_id, generation: int) -> tuple[RefreshTokenFamily | None, bool]:
+def token_family_rotate(
+    *, family_id: uuid.UUID | str | None, generation: int
+) -> tuple[RefreshTokenFamily | None, bool]:
     """Move the family from `generation` to the next one: (family, reused).
 
     (family, False): this caller won and may sign generation + 1. (None, True): an
@@ -134,7 +136,7 @@ def token_family_rotate(*, family_id, generation: int) -> tuple[RefreshTokenFami
     return None, False
 
 
-def token_family_revoke(*, family_id, reason: str) -> bool:
+def token_family_revoke(*, family_id: uuid.UUID | str | None, reason: str) -> bool:
     """Revoke a family and the access tokens it issued; True when this call revoked it."""
     family_pk = _as_uuid(family_id)
     if family_pk is None:
@@ -149,13 +151,13 @@ def token_family_revoke(*, family_id, reason: str) -> bool:
     return bool(revoked)
 
 
-def token_families_cleanup(*, now=None) -> int:
+def token_families_cleanup(*, now: datetime | None = None) -> int:
     """Delete families whose refresh tokens have all expired (their access tokens expired long before)."""
     deleted, _per_model = RefreshTokenFamily.objects.filter(expires_at__lt=now or timezone.now()).delete()
     return deleted
 
 
-def _stored_family_state(family_pk) -> int:
+def _stored_family_state(family_pk: uuid.UUID | str) -> int:
     live = RefreshTokenFamily.objects.filter(pk=family_pk, revoked_at__isnull=True).exists()
     return FAMILY_LIVE if live else FAMILY_REVOKED
 

@@ -84,7 +84,8 @@ class _SignerBackend(TokenBackend):
     def encode(self, payload: dict) -> str:
         return sign(payload)
 
-    def decode(self, token: str, verify: bool = True) -> dict:  # noqa: FBT001, FBT002 - simplejwt's signature
+    # simplejwt annotates `token` as its Token class; what arrives is the encoded str.
+    def decode(self, token: str, verify: bool = True) -> dict:  # type: ignore[override]  # noqa: FBT001, FBT002
         return verify_token(token)
 
 
@@ -124,7 +125,7 @@ def organizer_claims(user) -> dict:
     }
 
 
-def _pair(*, user, family, refresh: OrganizerRefreshToken) -> dict:
+def _pair(*, user, family, refresh: RefreshToken) -> dict:
     """Sign generation `family.generation` of the family's refresh token and an access token for it.
 
     The version is read after the claims, so a change of access made in between
@@ -162,7 +163,7 @@ def organizer_token_refresh(raw_refresh: str) -> dict:
 
     from tenants.token_state import token_family_revoke, token_family_rotate
 
-    presented = OrganizerRefreshToken(raw_refresh)
+    presented = OrganizerRefreshToken(raw_refresh)  # type: ignore[arg-type]  # a str, though annotated Token
     family, reused = token_family_rotate(family_id=presented.get("fam"), generation=presented.get("gen"))
     if reused:
         _audit_reuse(presented)
@@ -181,7 +182,7 @@ def organizer_logout(raw_refresh: str) -> None:
     """End one API login: its refresh family and every access token it issued. Logging out twice is harmless."""
     from tenants.token_state import token_family_revoke
 
-    presented = OrganizerRefreshToken(raw_refresh)
+    presented = OrganizerRefreshToken(raw_refresh)  # type: ignore[arg-type]  # a str, though annotated Token
     if not presented.get("fam"):
         raise TokenError(_("This refresh token belongs to no login."))
     token_family_revoke(family_id=presented["fam"], reason="logout")

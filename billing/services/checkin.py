@@ -2,12 +2,14 @@
 
 import logging
 from dataclasses import dataclass
+from datetime import datetime
 
 from billing.models import Ticket
 from events.models import Event
 from eventsaas.fields import now_as_stored
 from eventsaas.services import audit_log_record
 from guests.codes import normalize_code
+from tenants.models import ActingUser
 
 logger = logging.getLogger(__name__)
 
@@ -16,10 +18,10 @@ logger = logging.getLogger(__name__)
 class CheckInResult:
     result: str  # valid | already_checked_in | void | wrong_event | unknown
     ticket: Ticket | None = None
-    checked_in_at: object = None
+    checked_in_at: datetime | None = None
 
 
-def ticket_check_in(*, event: Event, code: str, acting_user) -> CheckInResult:
+def ticket_check_in(*, event: Event, code: str, acting_user: ActingUser) -> CheckInResult:
     """Scan or typed code -> one answer. Two scans at the same moment: exactly one is "valid"."""
     code = normalize_code(code)
     ticket = Ticket.objects.filter(code=code, tenant_id=event.tenant_id).select_related("ticket_type").first()

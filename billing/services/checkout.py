@@ -2,7 +2,8 @@
 
 import logging
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -52,12 +53,14 @@ class CheckoutRequest:
     buyer_email: str
     attendee_names: list[str] = field(default_factory=list)
     dietary: str = ""
-    answers: dict = field(default_factory=dict)
+    answers: dict[str, Any] = field(default_factory=dict)
     access_code: str = ""
     language: str = "en"
 
 
-def _checkout_lines(*, event: Event, request: CheckoutRequest, at) -> tuple[list[dict], list[dict]]:
+def _checkout_lines(
+    *, event: Event, request: CheckoutRequest, at: datetime
+) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """Validated order lines and attendees, or a ValidationError with field messages."""
     wanted: dict[str, int] = {}
     for item in request.items:
@@ -71,13 +74,14 @@ def _checkout_lines(*, event: Event, request: CheckoutRequest, at) -> tuple[list
         str(t.pk): t
         for t in TicketType.objects.filter(tenant_id=event.tenant_id, event_id=event.pk, pk__in=list(wanted))
     }
-    lines, errors = [], []
+    lines: list[dict[str, Any]] = []
+    errors: list[str] = []
     for type_id, quantity in wanted.items():
         ticket_type = types.get(type_id)
-        visible = ticket_type is not None and (
-            not ticket_type.access_code or ticket_type.access_code == request.access_code.strip()
+        hidden = ticket_type is None or (
+            ticket_type.access_code and ticket_type.access_code != request.access_code.strip()
         )
-        if not visible:
+        if ticket_type is None or hidden:
             errors.append(_("This ticket type is not on sale for this event."))
             continue
         if not ticket_type.is_in_sales_window(at):
@@ -112,7 +116,7 @@ def _checkout_lines(*, event: Event, request: CheckoutRequest, at) -> tuple[list
         raise ValidationError({"attendees": _("Give the name of the person for each ticket.")})
     if any(len(name) > 200 for name in names):
         raise ValidationError({"attendees": _("Names can have at most 200 characters.")})
-    attendees = []
+    attendees: list[dict[str, str]] = []
     for line in lines:
         for _seat in range(line["quantity"]):
             attendees.append({"ticket_type": line["ticket_type"], "name": names[len(attendees)] if names else ""})
@@ -122,7 +126,7 @@ def _checkout_lines(*, event: Event, request: CheckoutRequest, at) -> tuple[list
 def _buyer_clean(request: CheckoutRequest) -> Order:
     """The buyer's name and email checked (field messages); an unsaved Order carrying just those two."""
     buyer = Order(buyer_name=request.buyer_name.strip(), buyer_email=request.buyer_email.strip())
-    buyer_errors = {}
+    buyer_errors: dict[str, str | list[str]] = {}
     if not buyer.buyer_name:
         buyer_errors["buyer_name"] = _("Enter your name.")
     try:
@@ -137,7 +141,7 @@ def _buyer_clean(request: CheckoutRequest) -> Order:
 
 
 def _order_store_with_session(
-    *, order: Order, event: Event, lines: list[dict], success_url: str, cancel_url: str
+    *, order: Order, event: Event, lines: list[dict[str, Any]], success_url: str, cancel_url: str
 ) -> tuple[str, str]:
     """Insert the pending order and create its Checkout Session: (session id, url). On any failure the
     held seats go back (through the order's arrow once it exists) and the error is raised."""

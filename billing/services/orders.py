@@ -1,8 +1,10 @@
 """Order arrows: expiry and cancellation, payments recorded from Stripe, tickets issued, review."""
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
+from celery import Task
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -19,11 +21,12 @@ from eventsaas.db import atomic, is_transient_transaction_error
 from eventsaas.fields import now_as_stored
 from eventsaas.services import audit_log_record
 from eventsaas.tasks import enqueue_on_commit
+from tenants.models import ActingUser
 
 logger = logging.getLogger(__name__)
 
 
-def order_close(*, order: Order, to: str, reason: str, acting_user=None) -> bool:
+def order_close(*, order: Order, to: str, reason: str, acting_user: ActingUser = None) -> bool:
     """pending -> expired | cancelled, releasing the reserved seats. False if the order had moved on."""
     if to not in {Order.Status.EXPIRED, Order.Status.CANCELLED}:
         raise ValueError(f"An order closes as expired or cancelled, not {to!r}.")
@@ -53,7 +56,7 @@ def order_cancel_by_buyer(*, order: Order) -> bool:
     return cancelled
 
 
-def orders_expire_due(*, now=None) -> int:
+def orders_expire_due(*, now: datetime | None = None) -> int:
     """The sweep: expire pending orders past their time (plus a grace for late webhooks). Returns how many."""
     cutoff = (now or timezone.now()) - timedelta(seconds=settings.ORDER_EXPIRY_GRACE_SECONDS)
     expired = 0
@@ -135,7 +138,7 @@ def _mismatch_flag(order: Order, *, amount: int, currency: str) -> None:
         order.refresh_from_db(fields=["status", "attention"])
 
 
-def _late_payment_accept(order: Order, *, now) -> None:
+def _late_payment_accept(order: Order, *, now: datetime) -> None:
     """A payment for an order that already gave its seats back: honour it if seats are free, else flag it.
 
     The order is claimed first (attention "late_payment", a compare-and-set), so of
@@ -186,7 +189,7 @@ def _paid_audit(order: Order, *, late: bool) -> None:
     )
 
 
-def _confirmation_task():
+def _confirmation_task() -> Task[..., Any]:
     from billing.tasks import order_confirmation_send_task
 
     return order_confirmation_send_task
@@ -231,7 +234,7 @@ def tickets_issue(*, order: Order) -> list[Ticket]:
     return list(Ticket.objects.filter(order_id=order.pk).order_by("seat"))
 
 
-def order_review_accept(*, order: Order, acting_user) -> Order:
+def order_review_accept(*, order: Order, acting_user: ActingUser) -> Order:
     """The organizer accepts a payment whose amount differed: the held seats are sold and tickets issued."""
     if not Order.objects.filter(pk=order.pk, status=Order.Status.NEEDS_REVIEW).update(
         status=Order.Status.PAID, paid_at=order.paid_at or timezone.now()
@@ -255,7 +258,7 @@ def order_review_accept(*, order: Order, acting_user) -> Order:
     return order
 
 
-def order_confirmation_resend(*, order: Order, acting_user) -> None:
+def order_confirmation_resend(*, order: Order, acting_user: ActingUser) -> None:
     """Send the tickets email again (the buyer lost it, or gave a wrong address that was corrected)."""
     if not order.is_paid:
         raise ValidationError(_("Only a paid order has tickets to send."))

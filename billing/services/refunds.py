@@ -1,6 +1,7 @@
 """Refunds: by the organizer or seen from Stripe, booked once in the ledger; voided tickets."""
 
 import logging
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.utils import timezone
@@ -12,6 +13,7 @@ from billing.services.ledger import ledger_book, order_amounts_sync
 from events import services as events_services
 from eventsaas.money import money_format
 from eventsaas.services import audit_log_record
+from tenants.models import ActingUser
 
 logger = logging.getLogger(__name__)
 
@@ -19,7 +21,7 @@ logger = logging.getLogger(__name__)
 REFUNDABLE = {Order.Status.PAID, Order.Status.PARTIALLY_REFUNDED, Order.Status.REFUND_DUE, Order.Status.NEEDS_REVIEW}
 
 
-def order_refund(*, order: Order, acting_user, amount: int | None = None) -> Order:
+def order_refund(*, order: Order, acting_user: ActingUser, amount: int | None = None) -> Order:
     """Refund (part of) what the buyer paid, through Stripe; voids the tickets the refund covers."""
     order.refresh_from_db()
     if order.status not in REFUNDABLE or order.refundable_amount <= 0:
@@ -48,7 +50,9 @@ def order_refund(*, order: Order, acting_user, amount: int | None = None) -> Ord
     return order
 
 
-def _refund_book(*, order: Order, refund: dict, acting_user=None, by_stripe: bool = False) -> bool:
+def _refund_book(
+    *, order: Order, refund: dict[str, Any], acting_user: ActingUser = None, by_stripe: bool = False
+) -> bool:
     """Book one Stripe refund in the ledger and the audit log, once (unique on the refund id)."""
     booked = ledger_book(
         order=order,
@@ -115,7 +119,7 @@ def _tickets_void_for_refund(order: Order, *, full: bool) -> None:
             covered += ticket.price
 
 
-def ticket_void(*, ticket: Ticket, acting_user=None) -> bool:
+def ticket_void(*, ticket: Ticket, acting_user: ActingUser = None) -> bool:
     """valid -> void, once; the seat goes back on sale."""
     if not Ticket.objects.filter(pk=ticket.pk, status=Ticket.Status.VALID).update(
         status=Ticket.Status.VOID, voided_at=timezone.now()

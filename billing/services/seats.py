@@ -3,10 +3,18 @@
 The counters are events' (events.services.seats_*); these helpers only apply them line by line and undo.
 """
 
+from collections.abc import Callable
+from typing import Any
+
 from events import services as events_services
 
+#: One of events' seat counters (events.services.seats_*): True if it applied.
+SeatsChange = Callable[..., bool]
 
-def order_lines_reserve(lines: list[dict], *, reserve=None, undo=None) -> list[str]:
+
+def order_lines_reserve(
+    lines: list[dict[str, Any]], *, reserve: SeatsChange | None = None, undo: SeatsChange | None = None
+) -> list[str]:
     """Apply `reserve` to every line; on the first failure undo the ones done. Returns the failed type ids."""
     reserve = reserve or events_services.seats_reserve
     undo = undo or events_services.seats_release

@@ -3,6 +3,7 @@
 import logging
 import uuid
 from datetime import timedelta
+from typing import Any
 
 from django.db.models import F
 from django.utils import timezone
@@ -38,14 +39,14 @@ def webhook_receive(*, payload: bytes, signature: str) -> tuple[WebhookEvent, bo
     return row, created
 
 
-def _uuid_or_none(value) -> uuid.UUID | None:
+def _uuid_or_none(value: object) -> uuid.UUID | None:
     try:
         return uuid.UUID(str(value))
     except (TypeError, ValueError):
         return None
 
 
-def _order_for_session(session: dict) -> Order | None:
+def _order_for_session(session: dict[str, Any]) -> Order | None:
     """Our order for a Checkout Session, checked against the ids we gave Stripe (the payload is only a trigger)."""
     metadata = session.get("metadata") or {}
     order_id = _uuid_or_none(metadata.get("order_id") or session.get("client_reference_id"))
@@ -58,7 +59,7 @@ def _order_for_session(session: dict) -> Order | None:
     return order
 
 
-def _on_session_paid(session: dict) -> Order | None:
+def _on_session_paid(session: dict[str, Any]) -> Order | None:
     order = _order_for_session(session)
     if order is None:
         return None
@@ -77,21 +78,21 @@ def _on_session_paid(session: dict) -> Order | None:
     )
 
 
-def _on_session_failed(session: dict) -> Order | None:
+def _on_session_failed(session: dict[str, Any]) -> Order | None:
     order = _order_for_session(session)
     if order is not None:
         order_close(order=order, to=Order.Status.CANCELLED, reason="payment_failed")
     return order
 
 
-def _on_session_expired(session: dict) -> Order | None:
+def _on_session_expired(session: dict[str, Any]) -> Order | None:
     order = _order_for_session(session)
     if order is not None:
         order_close(order=order, to=Order.Status.EXPIRED, reason="checkout_expired")
     return order
 
 
-def _on_charge_refunded(charge: dict) -> Order | None:
+def _on_charge_refunded(charge: dict[str, Any]) -> Order | None:
     payment_intent = charge.get("payment_intent")
     if not payment_intent:
         return None
