@@ -43,7 +43,6 @@ import platform  # noqa: E402
 import re  # noqa: E402
 import shutil  # noqa: E402
 import signal  # noqa: E402
-import socket  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -51,6 +50,7 @@ import urllib.parse  # noqa: E402
 import urllib.request  # noqa: E402
 
 from bench.dashboard import PostgresDatabase  # noqa: E402
+from bench.web_servers import call_json, free_port  # noqa: E402
 from tests.support.rush import rush  # noqa: E402
 
 # wrk prints its summary through this script: requests, errors and the latency percentiles, as one JSON line.
@@ -88,12 +88,6 @@ def parse_args(argv=None):
 
 
 # --- servers ----------------------------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class Server:
@@ -134,15 +128,6 @@ class Server:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
         self._log.close()
-
-
-def call_json(method: str, url: str, body=None, token: str = "") -> dict:
-    request = urllib.request.Request(url, method=method, data=json.dumps(body).encode() if body is not None else None)
-    request.add_header("Content-Type", "application/json")
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    with urllib.request.urlopen(request, timeout=30) as response:
-        return json.loads(response.read())
 
 
 def guest_session_cookie(base: str, code: str, last_name: str) -> str:
