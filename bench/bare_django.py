@@ -1,4 +1,4 @@
-"""The baseline of bench/http.py: a bare Django JSON view, no middleware, no apps, no database.
+"""The baseline of bench/guest_http.py: a bare Django JSON view, no middleware, no apps, no database.
 
     gunicorn bench.bare_django:application
 

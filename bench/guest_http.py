@@ -1,6 +1,6 @@
 """HTTP benchmark: the guest API, the guest and shop pages, and checkout, against a bare Django view.
 
-    .venv/bin/python bench/http.py [--workers 2] [--worker-class sync] [--threads 1] [--duration 10]
+    .venv/bin/python bench/guest_http.py [--workers 2] [--worker-class sync] [--threads 1] [--duration 10]
                                    [--connections 32] [--database-url postgres://postgres@127.0.0.1:5432/eventsaas_bench_http]
                                    [--redis-url redis://127.0.0.1:6379/13] [--recreate]
 
@@ -27,27 +27,25 @@ oversold. Targets are printed, not enforced: this is a benchmark, its numbers de
 Webhook processing is bench/ticket_rush.py; activity tracking's overhead is bench/tracking.py.
 """
 
+import argparse
+import http.cookiejar
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import subprocess
 import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
 from pathlib import Path
 
-# This script is named like the standard library's http package: its folder must not shadow that package.
 BENCH_DIR = Path(__file__).resolve().parent
 BASE_DIR = BENCH_DIR.parent
-sys.path[:] = [str(BASE_DIR)] + [p for p in sys.path if Path(p or ".").resolve() != BENCH_DIR]
-
-import argparse  # noqa: E402
-import http.cookiejar  # noqa: E402
-import json  # noqa: E402
-import os  # noqa: E402
-import platform  # noqa: E402
-import re  # noqa: E402
-import shutil  # noqa: E402
-import signal  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-import urllib.parse  # noqa: E402
-import urllib.request  # noqa: E402
+sys.path.insert(0, str(BASE_DIR))
 
 from bench.dashboard import PostgresDatabase  # noqa: E402
 from bench.web_servers import call_json, free_port  # noqa: E402
