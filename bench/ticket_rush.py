@@ -57,6 +57,11 @@ def parse_args(argv=None):
     parser.add_argument("--max-quantity", type=int, default=1, help="each buyer asks for 1..N tickets (default 1)")
     parser.add_argument("--redeliveries", type=int, default=3, help="deliveries of each payment: 2..N (default 3)")
     parser.add_argument(
+        "--duplicate-share",
+        type=float,
+        help="instead of --redeliveries: every payment once, then this share of all deliveries repeated (0.3 = 30%%)",
+    )
+    parser.add_argument(
         "--expired-share", type=float, default=0.1, help="share of orders expired before paid (default 0.1)"
     )
     parser.add_argument("--seed", type=int, default=2026, help="random seed (quantities, webhook order)")
@@ -67,6 +72,8 @@ def parse_args(argv=None):
         parser.error("--buyers, --seats, --workers and --max-quantity must be at least 1, --redeliveries 2")
     if not 0 <= args.expired_share <= 1:
         parser.error("--expired-share is between 0 and 1")
+    if args.duplicate_share is not None and not 0 <= args.duplicate_share < 1:
+        parser.error("--duplicate-share is at least 0 and below 1")
     return args
 
 
@@ -257,12 +264,20 @@ def deliveries_for(orders, args, rng: random.Random) -> tuple[list, set]:
 
     late = {order.pk for order in rng.sample(orders, round(len(orders) * args.expired_share))}
     deliveries = []
+    payments_of = {}
     for order in orders:
         completed = payments.simulated_payment_event(order=order)
-        deliveries += [("completed", order.pk, *completed)] * rng.randint(2, args.redeliveries)
+        payments_of[order.pk] = ("completed", order.pk, *completed)
+        times = 1 if args.duplicate_share is not None else rng.randint(2, args.redeliveries)
+        deliveries += [payments_of[order.pk]] * times
         if order.pk in late:
             expired = payments.simulated_payment_event(order=order, event_type="checkout.session.expired")
             deliveries += [("expired", order.pk, *expired)] * rng.randint(1, 2)
+    if args.duplicate_share:
+        # Duplicates make up that share of all deliveries: d = share * (unique + d).
+        unique = len(deliveries)
+        extra = round(args.duplicate_share * unique / (1 - args.duplicate_share))
+        deliveries += [payments_of[rng.choice(orders).pk] for _ in range(extra)]
     rng.shuffle(deliveries)
     # Stripe sends an expiry before the payment of a session paid at the last moment: put it first.
     first_completed = {}
@@ -357,7 +372,8 @@ def run(args, database) -> int:
     call_command("migrate", verbosity=0, interactive=False)
     migrate_s = time.perf_counter() - phase
     mail.outbox = []
-    tenant = Tenant.objects.create(name="Bench Org", slug="bench-org")
+    # A verified organization: unverified ones cannot sell (abuse rule of the sign-up flow).
+    tenant = Tenant.objects.create(name="Bench Org", slug="bench-org", verified_at=timezone.now())
     event = Event.objects.create(
         tenant=tenant,
         kind=Event.Kind.TICKETED,
@@ -444,9 +460,13 @@ def run(args, database) -> int:
     collected = run_workers(args.workers, deliveries, receive())
     hooks = summarize(collected)
     confirmations = [order_id for result in collected for order_id in result["extra"] or ()]
+    repeats = (
+        f"each completed event once plus {args.duplicate_share:.0%} of all deliveries repeated"
+        if args.duplicate_share is not None
+        else f"completed event delivered 2-{args.redeliveries} times each"
+    )
     print(
-        f"\nWebhooks: {len(orders)} paid orders, completed event delivered 2-{args.redeliveries} times each, "
-        f"{len(late)} expired first; shuffled, {args.workers} workers"
+        f"\nWebhooks: {len(orders)} paid orders, {repeats}, {len(late)} expired first; shuffled, {args.workers} workers"
     )
     print(
         table(
