@@ -521,6 +521,12 @@ DJANGO_GUID = {
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 GUEST_LIST_PAGE_SIZE = 50
+# Guest import (guests/imports.py, README "Importing guests"): the largest file and the most rows
+# one upload may hold; files of more than GUEST_IMPORT_INLINE_MAX_ROWS rows are checked and
+# written by a worker task while the page shows a progress bar (smaller ones within the request).
+GUEST_IMPORT_MAX_BYTES = env_int("GUEST_IMPORT_MAX_BYTES", 2 * 1024 * 1024)
+GUEST_IMPORT_MAX_ROWS = env_int("GUEST_IMPORT_MAX_ROWS", 20_000)
+GUEST_IMPORT_INLINE_MAX_ROWS = env_int("GUEST_IMPORT_INLINE_MAX_ROWS", 200)
 
 # Maintenance (eventsaas/maintenance.py, `manage.py maintenance on|off`): writes are refused while
 # MAINTENANCE_MODE=1 or while the flag file exists; the file reaches every running process at once.

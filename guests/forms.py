@@ -43,3 +43,11 @@ class GroupConnectForm(forms.Form):
         if len(set(ids)) < 2:
             raise forms.ValidationError(_("Select at least two guests to put in one group."))
         return ids
+
+
+class GuestImportForm(forms.Form):
+    file = forms.FileField(
+        label=_("Guest list file"),
+        help_text=_("A .csv (UTF-8, comma or semicolon) or .xlsx file whose first row names the columns."),
+        widget=forms.ClearableFileInput(attrs={"accept": ".csv,.xlsx,text/csv"}),
+    )

@@ -56,6 +56,9 @@ class Guest(models.Model):
     phone = models.CharField(_("phone"), max_length=40, blank=True)
     code = models.CharField(_("personal code"), max_length=16, unique=True, editable=False, default=generate_code)
     group_id = models.UUIDField(_("group"), null=True, blank=True)
+    # The organizer's own id for this guest (a spreadsheet's or another system's): a re-import
+    # matches on it. Unique per event when set (see Meta.constraints).
+    external_id = models.CharField(_("external id"), max_length=100, blank=True)
     expected_guests = models.PositiveSmallIntegerField(
         _("expected guests"),
         default=1,
@@ -95,6 +98,14 @@ class Guest(models.Model):
             models.CheckConstraint(
                 condition=Q(status="coming", num_guests__gte=1) | (~Q(status="coming") & Q(num_guests=0)),
                 name="guest_num_guests_matches_status",
+            ),
+            # A re-import matches on the external id, so one id names one guest of an event.
+            # `> ""` rather than `!= ""`: a partial index condition MongoDB can express (docs/mongodb.md);
+            # it also serves the import's lookup (event leading).
+            models.UniqueConstraint(
+                fields=["tenant", "event", "external_id"],
+                condition=Q(external_id__gt=""),
+                name="guest_unique_external_id_per_event",
             ),
         ]
         # Each index serves one real query; code lookups use the unique index on code.
@@ -262,3 +273,80 @@ class GuestMessage(models.Model):
 
     def __str__(self):
         return f"{self.kind} → {self.recipient} ({self.window})"
+
+
+class GuestImport(models.Model):
+    """One upload of a guest spreadsheet: its rows, the preview, then (once confirmed) the result.
+
+    Written only by guests.imports. The status moves forward by compare-and-set, so
+    a job is checked once and applied once, however often "confirm" is pressed or a
+    task is delivered: uploaded -> checking -> ready -> confirmed -> applying -> applied,
+    or failed. `rows` holds the parsed cells and, after each pass, every row's verdict.
+    """
+
+    class Status(models.TextChoices):
+        UPLOADED = "uploaded", _("Uploaded")
+        CHECKING = "checking", _("Checking")
+        READY = "ready", _("Ready to import")
+        CONFIRMED = "confirmed", _("Confirmed")
+        APPLYING = "applying", _("Importing")
+        APPLIED = "applied", _("Imported")
+        FAILED = "failed", _("Failed")
+
+    #: The statuses a task is still working through: the page polls while the job is in one.
+    IN_PROGRESS = frozenset({Status.UPLOADED, Status.CHECKING, Status.CONFIRMED, Status.APPLYING})
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, models.CASCADE, verbose_name=_("organization"), related_name="+", db_index=False)
+    event = models.ForeignKey(Event, models.CASCADE, verbose_name=_("event"), related_name="+", db_index=False)
+    # Plain ids, like GuestActivity.actor_user_id: deleting an account keeps the job's history.
+    created_by_user_id = models.UUIDField(_("uploaded by"), null=True, blank=True)
+    confirmed_by_user_id = models.UUIDField(_("confirmed by"), null=True, blank=True)
+    file_name = models.CharField(_("file name"), max_length=255)
+    #: the file's columns that were understood: field name per column, in the file's order
+    columns = models.JSONField(_("columns"), default=list)
+    ignored_columns = models.JSONField(_("ignored columns"), default=list)
+    rows = models.JSONField(_("rows"), default=list)
+    status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.UPLOADED)
+    total_rows = models.PositiveIntegerField(_("rows"), default=0)
+    processed_rows = models.PositiveIntegerField(_("rows done"), default=0)
+    new_count = models.PositiveIntegerField(_("new"), default=0)
+    updated_count = models.PositiveIntegerField(_("updated"), default=0)
+    unchanged_count = models.PositiveIntegerField(_("unchanged"), default=0)
+    refused_count = models.PositiveIntegerField(_("refused"), default=0)
+    error = models.TextField(_("error"), blank=True)
+    created_at = MillisecondDateTimeField(_("created at"), default=timezone.now, editable=False)
+    confirmed_at = MillisecondDateTimeField(_("confirmed at"), null=True, blank=True)
+    finished_at = MillisecondDateTimeField(_("finished at"), null=True, blank=True)
+
+    objects = TenantScopedQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("guest import")
+        verbose_name_plural = _("guest imports")
+        ordering = ["-created_at"]
+        indexes = [
+            # the event's recent imports (import page)
+            models.Index(fields=["tenant", "event", "created_at"], name="guestimport_event_created"),
+        ]
+
+    def __str__(self):
+        return f"{self.file_name} ({self.status})"
+
+    @property
+    def is_in_progress(self) -> bool:
+        return self.status in self.IN_PROGRESS
+
+    @property
+    def is_ready(self) -> bool:
+        return self.status == self.Status.READY
+
+    @property
+    def is_applied(self) -> bool:
+        return self.status == self.Status.APPLIED
+
+    @property
+    def progress_percent(self) -> int:
+        if not self.total_rows:
+            return 0
+        return min(100, self.processed_rows * 100 // self.total_rows)

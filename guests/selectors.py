@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404
 from events.models import Event
 from eventsaas.models import AuditLog
 from guests.codes import name_key
-from guests.models import Guest, GuestActivity, GuestMessage
+from guests.models import Guest, GuestActivity, GuestImport, GuestMessage
 from tenants.models import Tenant, User
 
 COMING = Q(status=Guest.Status.COMING)
@@ -299,3 +299,34 @@ def answered_by_name(*, guest: Guest) -> str:
         )
         return member.full_name if member else ""
     return ""
+
+
+def guest_import_get(*, event: Event, import_id: uuid.UUID) -> GuestImport:
+    """An import job of this event; another event's or organization's is a 404, like a missing one."""
+    return get_object_or_404(GuestImport.objects.for_tenant(event.tenant).filter(event_id=event.pk), pk=import_id)
+
+
+def guest_imports_recent(*, event: Event, limit: int = 5) -> list[GuestImport]:
+    """The event's latest imports, without their rows (the list shows counts only)."""
+    jobs = GuestImport.objects.for_tenant(event.tenant).filter(event_id=event.pk).defer("rows", "columns")
+    return list(jobs.order_by("-created_at")[:limit])
+
+
+@dataclass(frozen=True)
+class ImportPreview:
+    refused: list[dict[str, Any]]
+    accepted: list[dict[str, Any]]
+    more_refused: int
+    more_accepted: int
+
+
+def guest_import_preview(*, job: GuestImport, limit: int = 200) -> ImportPreview:
+    """The rows the preview lists: the refused ones first (with their reasons), then the others, each capped."""
+    refused = [row for row in job.rows if row.get("action") == "refused"]
+    accepted = [row for row in job.rows if row.get("action") in ("new", "update", "unchanged")]
+    return ImportPreview(
+        refused=refused[:limit],
+        accepted=accepted[:limit],
+        more_refused=max(0, len(refused) - limit),
+        more_accepted=max(0, len(accepted) - limit),
+    )

@@ -1,7 +1,7 @@
 """Write operations on guests: creation, editing, codes, groups, answers, activity records and stamps.
 
-Only these functions write Guest rows. Each keeps `search_key` in step with the
-names and the code it writes.
+Only these functions, and the spreadsheet import built on them (guests/imports.py), write
+Guest rows. Each keeps `search_key` in step with the names and the code it writes.
 """
 
 from __future__ import annotations
@@ -158,6 +158,15 @@ def _bulk_insert_with_fresh_codes(guests: list[Guest]) -> None:
             if not collisions and not stored:
                 raise
     raise RuntimeError("Could not generate unique guest codes")
+
+
+def guests_insert_with_fresh_codes(*, guests: list[Guest]) -> None:
+    """Insert guests an importer built and validated (guests.imports), each with a unique code.
+
+    Without an audit entry: the import records one for the whole file.
+    """
+    if guests:
+        _bulk_insert_with_fresh_codes(guests)
 
 
 def guest_bulk_create(*, event: Event, rows: list[dict[str, Any]], acting_user: ActingUser) -> list[Guest]:

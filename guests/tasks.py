@@ -1,8 +1,10 @@
 """Celery tasks of the guests app: adapters that call one function each (docs/workers.md)."""
 
+import uuid
+
 from celery import shared_task
 
-from guests import notifications
+from guests import imports, notifications
 from guests.activity import activity_flush
 from guests.models import Guest
 from guests.services import activity_cleanup
@@ -73,3 +75,15 @@ def guest_digests_send_task() -> int:
 def guest_activity_cleanup_task() -> int:
     """Daily: delete activity records older than ACTIVITY_RETENTION_DAYS."""
     return activity_cleanup()
+
+
+@shared_task(name="guests.import_check")
+def guest_import_check_task(*, import_id: str) -> bool:
+    """Check the rows of an uploaded guest file (the preview); once per job (compare-and-set)."""
+    return imports.guest_import_check(import_id=uuid.UUID(import_id)) is not None
+
+
+@shared_task(name="guests.import_apply")
+def guest_import_apply_task(*, import_id: str) -> bool:
+    """Write a confirmed guest import; once per job (compare-and-set)."""
+    return imports.guest_import_apply(import_id=uuid.UUID(import_id)) is not None

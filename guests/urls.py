@@ -21,3 +21,11 @@ urlpatterns = [
     path(prefix + "activity/", views.activity, name="activity"),
     path(prefix + "messages/", views.message_log, name="messages"),
 ]
+
+urlpatterns += [
+    path(prefix + "guests/import/", views.guest_import, name="import"),
+    path(prefix + "guests/import/<uuid:import_id>/", views.guest_import_detail, name="import_detail"),
+    path(prefix + "guests/import/<uuid:import_id>/confirm/", views.guest_import_confirm, name="import_confirm"),
+    path(prefix + "guests/import/<uuid:import_id>/status/", views.guest_import_status, name="import_status"),
+    path(prefix + "guests/import/<uuid:import_id>/errors.csv", views.guest_import_errors, name="import_errors"),
+]

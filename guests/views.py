@@ -4,17 +4,19 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.utils.http import content_disposition_header
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from events.selectors import event_get
 from eventsaas.forms import add_service_errors
-from guests import notifications, selectors, services
+from guests import imports, notifications, selectors, services
 from guests.activity import track_activity
 from guests.filters import GuestFilterSet
-from guests.forms import GroupConnectForm, GuestForm
+from guests.forms import GroupConnectForm, GuestForm, GuestImportForm
 from guests.models import GuestActivity
 from tenants.services import OrganizationNotVerified
 
@@ -243,3 +245,90 @@ def message_log(request, event_id):
     event = event_get(tenant=request.tenant, event_id=event_id)
     page = Paginator(selectors.event_messages(event=event), 100).get_page(request.GET.get("page"))
     return render(request, "guests/messages.html", {"event": event, "page": page})
+
+
+# --- import from a spreadsheet (guests/imports.py) -----------------------------------------------
+
+
+def _import_page(request, event, form, status=200):
+    context = {
+        "event": event,
+        "form": form,
+        "recent": selectors.guest_imports_recent(event=event),
+        "columns": imports.COLUMN_LABELS.values(),
+        "max_rows": settings.GUEST_IMPORT_MAX_ROWS,
+        "max_megabytes": round(settings.GUEST_IMPORT_MAX_BYTES / 1024 / 1024, 1),
+    }
+    return render(request, "guests/import.html", context, status=status)
+
+
+@require_http_methods(["GET", "POST"])
+def guest_import(request, event_id):
+    """Upload a guest file: it is read and checked, and the preview follows; nothing is written yet."""
+    event = event_get(tenant=request.tenant, event_id=event_id)
+    form = GuestImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        # One byte more than allowed is enough to refuse a file that is too large.
+        content = upload.read(settings.GUEST_IMPORT_MAX_BYTES + 1)
+        try:
+            job = imports.guest_import_start(
+                event=event, file_name=upload.name, content=content, acting_user=request.user
+            )
+        except imports.ImportFileInvalid as error:
+            form.add_error("file", error)
+        else:
+            return redirect(
+                "guests:import_detail", tenant_slug=request.tenant.slug, event_id=event.pk, import_id=job.pk
+            )
+    return _import_page(request, event, form, status=400 if form.errors else 200)
+
+
+def guest_import_detail(request, event_id, import_id):
+    """The import's preview (rows and their errors) before confirmation, its progress, or its result."""
+    event = event_get(tenant=request.tenant, event_id=event_id)
+    job = selectors.guest_import_get(event=event, import_id=import_id)
+    context = {
+        "event": event,
+        "job": job,
+        "preview": selectors.guest_import_preview(job=job),
+        "ignored_columns": job.ignored_columns,
+        "understood_columns": [c["header"] for c in job.columns],
+        "form": GuestImportForm(),
+    }
+    return render(request, "guests/import_detail.html", context)
+
+
+@require_POST
+def guest_import_confirm(request, event_id, import_id):
+    event = event_get(tenant=request.tenant, event_id=event_id)
+    job = selectors.guest_import_get(event=event, import_id=import_id)
+    if not imports.guest_import_confirm(job=job, acting_user=request.user):
+        messages.info(request, _("This import was already confirmed."))
+    return redirect("guests:import_detail", tenant_slug=request.tenant.slug, event_id=event.pk, import_id=job.pk)
+
+
+def guest_import_status(request, event_id, import_id):
+    """The progress bar's numbers, polled by static/js/guest_import.js."""
+    event = event_get(tenant=request.tenant, event_id=event_id)
+    job = selectors.guest_import_get(event=event, import_id=import_id)
+    return JsonResponse(
+        {
+            "status": job.status,
+            "status_label": job.get_status_display(),
+            "in_progress": job.is_in_progress,
+            "processed": job.processed_rows,
+            "total": job.total_rows,
+            "percent": job.progress_percent,
+        }
+    )
+
+
+def guest_import_errors(request, event_id, import_id):
+    """The refused rows as CSV, to fix and upload again."""
+    event = event_get(tenant=request.tenant, event_id=event_id)
+    job = selectors.guest_import_get(event=event, import_id=import_id)
+    response = HttpResponse(imports.guest_import_error_report(job=job), content_type="text/csv; charset=utf-8")
+    stem = job.file_name.rsplit(".", 1)[0]
+    response["Content-Disposition"] = content_disposition_header(True, f"{stem}-errors.csv")
+    return response
