@@ -146,7 +146,8 @@ def _cell_text(value: object) -> str:
 
 
 def _xlsx_rows(content: bytes) -> Iterator[list[str]]:
-    from openpyxl import load_workbook  # a few hundred milliseconds to import: only when an xlsx comes
+    # A few hundred milliseconds to import: only when an xlsx comes. No types: openpyxl ships none.
+    from openpyxl import load_workbook  # type: ignore[import-untyped]
 
     unreadable = _("This file could not be read as an Excel workbook (.xlsx).")
     try:
@@ -392,7 +393,8 @@ def _changes(cleaned: dict[str, Any], guest: _Existing) -> list[str]:
     return [
         field
         for field in GUEST_FIELDS
-        if field in cleaned and cleaned[field] != guest.fields[field]
+        if field in cleaned
+        and cleaned[field] != guest.fields[field]
         # an email differing only in case is the same address
         and not (field == "email" and cleaned[field].lower() == guest.fields[field].lower())
     ]

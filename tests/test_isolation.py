@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from events.models import Event
 from eventsaas.models import AuditLog
-from guests.models import Guest
+from guests.imports import guest_import_start
+from guests.models import Guest, GuestImport
 from rsvp.models import ChangeRequest
 from tenants.models import Invitation, Membership, Role, Tenant
 from tests.factories import EventFactory, GuestFactory, MembershipFactory, TenantFactory
@@ -47,6 +49,7 @@ class World:
     other_event: Event
     other_guest: Guest
     teammate: Membership  # A's door staff: the team page's role and removal forms act on it
+    guest_import: GuestImport | None = None  # A's upload of one new guest, checked and ready to confirm
 
 
 EVENT_FORM = {
@@ -90,6 +93,7 @@ class Case:
             "carl": world.carl.pk,
             "teammate": world.teammate.pk,
             "request": world.change_request.pk,
+            "import": world.guest_import.pk if world.guest_import else None,
         }
         return f"/o/{slug}/" + self.path.format(**ids)
 
@@ -138,6 +142,17 @@ CASES = [
     Case("messages", "GET", "events/{event}/messages/"),
     Case("guest_invite", "POST", "events/{event}/guests/{anna}/invite/"),
     Case("guest_invite_many", "POST", "events/{event}/guests/invite/", {"not_yet_invited": "1"}),
+    Case("guest_import", "GET", "events/{event}/guests/import/"),
+    Case(
+        "guest_import",
+        "POST",
+        "events/{event}/guests/import/",
+        lambda w: {"file": SimpleUploadedFile("guests.csv", b"first_name,last_name\nZoe,Zed\n")},
+    ),
+    Case("guest_import_detail", "GET", "events/{event}/guests/import/{import}/"),
+    Case("guest_import_status", "GET", "events/{event}/guests/import/{import}/status/"),
+    Case("guest_import_errors", "GET", "events/{event}/guests/import/{import}/errors.csv"),
+    Case("guest_import_confirm", "POST", "events/{event}/guests/import/{import}/confirm/"),
     Case("team", "GET", "team/", has_ids=False),
     Case("team", "POST", "team/", {"email": "newbie@example.com", "role": Role.VIEWER}, has_ids=False, owner_only=True),
     Case(
@@ -167,6 +182,7 @@ def db_snapshot() -> dict:
         "events": sorted(Event.objects.values(), key=lambda row: row["id"]),
         "guests": sorted(Guest.objects.values(), key=lambda row: row["id"]),
         "change_requests": sorted(ChangeRequest.objects.values(), key=lambda row: row["id"]),
+        "guest_imports": sorted(GuestImport.objects.values_list("id", "tenant_id", "status")),
         "audit_log_count": AuditLog.objects.count(),
     }
 
@@ -201,7 +217,11 @@ def world(db):
     other_event = EventFactory(tenant=other_tenant, name="Rival gala")
     other_guest = GuestFactory(event=other_event, first_name="Rita", last_name="Rival")
     teammate = MembershipFactory(tenant=tenant, role=Role.DOOR)
-    return World(tenant, event, anna, lisa, carl, change_request, other_tenant, other_event, other_guest, teammate)
+    world = World(tenant, event, anna, lisa, carl, change_request, other_tenant, other_event, other_guest, teammate)
+    world.guest_import = guest_import_start(
+        event=event, file_name="guests.csv", content=b"first_name,last_name\nZoe,Zed\n", acting_user=None
+    )
+    return world
 
 
 def _client_for(actor: str, world: World) -> Client:
@@ -285,6 +305,7 @@ def test_matrix_covers_every_organizer_url():
         .replace("{anna}", "<uuid:guest_id>")
         .replace("{teammate}", "<uuid:membership_id>")
         .replace("{request}", "<uuid:request_id>")
+        .replace("{import}", "<uuid:import_id>")
         for c in CASES
     }
     # Ticketed events' pages have their own matrix, with a world that sells tickets.
