@@ -87,3 +87,9 @@ def test_index_listing_is_reviewed(index_operations):
         "MongoDB indexes changed; review and regenerate docs/mongodb-indexes.txt "
         "with UPDATE_MONGODB_INDEXES=1 bin/test tests/mongo/test_indexes.py"
     )
+
+
+def test_guest_external_id_is_unique_per_event_only_when_set(index_operations):
+    line = _index(index_operations, "guests_guest", "guest_unique_external_id_per_event")
+    assert "{'tenant_id': 1, 'event_id': 1, 'external_id': 1}" in line and "unique=True" in line
+    assert "'external_id': {'$gt': ''" in line  # a guest without one is not constrained
