@@ -33,6 +33,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
+from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -209,8 +210,7 @@ def guest_file_parse(*, file_name: str, content: bytes) -> ParsedFile:
     """
     if len(content) > settings.GUEST_IMPORT_MAX_BYTES:
         raise ImportFileInvalid(
-            _("This file is too large: at most %(size)s MB.")
-            % {"size": round(settings.GUEST_IMPORT_MAX_BYTES / 1024 / 1024, 1)},
+            _("This file is too large: at most %(size)s.") % {"size": filesizeformat(settings.GUEST_IMPORT_MAX_BYTES)},
             code="too_large",
         )
     if not content.strip():

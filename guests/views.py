@@ -257,7 +257,7 @@ def _import_page(request, event, form, status=200):
         "recent": selectors.guest_imports_recent(event=event),
         "columns": imports.COLUMN_LABELS.values(),
         "max_rows": settings.GUEST_IMPORT_MAX_ROWS,
-        "max_megabytes": round(settings.GUEST_IMPORT_MAX_BYTES / 1024 / 1024, 1),
+        "max_size": settings.GUEST_IMPORT_MAX_BYTES,
     }
     return render(request, "guests/import.html", context, status=status)
 

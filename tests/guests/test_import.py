@@ -182,6 +182,26 @@ def test_the_preview_page_shows_each_rows_errors_and_counts(owner_client, event)
     assert Guest.objects.for_event(event).count() == 0
 
 
+@override_settings(GUEST_IMPORT_MAX_BYTES=1000)
+def test_a_huge_upload_is_refused_naming_the_limit(owner_client, event):
+    huge = SimpleUploadedFile("big.csv", b"first_name,last_name\n" + b"Ann,Lee\n" * 100_000)
+    response = owner_client.post(url(event), {"file": huge})
+    assert response.status_code == 400
+    assert "This file is too large: at most 1000\xa0bytes." in response.content.decode()
+    assert not GuestImport.objects.exists()
+
+
+def test_external_ids_are_unique_per_event_only_when_set(event):
+    from django.db import IntegrityError, transaction
+
+    GuestFactory(event=event, external_id="a-1")
+    GuestFactory(event=event, external_id="")
+    GuestFactory(event=event, external_id="")  # many guests without one
+    GuestFactory(event=EventFactory(tenant=event.tenant), external_id="a-1")  # another event
+    with pytest.raises(IntegrityError), transaction.atomic():
+        GuestFactory(event=event, external_id="a-1")
+
+
 def test_a_refused_upload_shows_the_reason_on_the_field(owner_client, event):
     response = owner_client.post(url(event), {"file": SimpleUploadedFile("photo.png", b"\x89PNG")})
     assert response.status_code == 400
@@ -408,8 +428,11 @@ def test_roles_that_cannot_add_guests_cannot_upload_or_confirm(client, event, ro
     job.refresh_from_db()
     assert job.status == GuestImport.Status.READY
     assert GuestImport.objects.count() == 1 and Guest.objects.count() == 0
-    # Viewing the preview is reading, which these roles may do; the confirm button is not offered.
-    assert client.get(url(event, f"{job.pk}/")).status_code == 200
+    # Viewing the preview is reading, which these roles may do; the upload and confirm forms are not offered.
+    preview = client.get(url(event, f"{job.pk}/"))
+    assert preview.status_code == 200 and "Ann Lee" in preview.content.decode()
+    assert "/confirm/" not in preview.content.decode() and 'type="file"' not in preview.content.decode()
+    assert 'type="file"' not in client.get(url(event)).content.decode()
 
 
 def test_the_guest_list_links_to_the_import_page_for_editors(owner_client, event):
