@@ -1,4 +1,4 @@
-"""An organizer imports a guest list from a CSV file: sees the errors, uploads the fixed file, confirms, finds the guests."""
+"""An organizer imports a CSV guest list: sees the errors, uploads the fixed file, confirms, finds the guests."""
 
 import re
 
