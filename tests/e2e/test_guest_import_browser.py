@@ -101,3 +101,32 @@ def test_organizer_fixes_a_csv_with_errors_and_imports_it(live_server, scenario,
     guests = {g.first_name: g for g in Guest.objects.for_event(event)}
     assert guests["Anna"].group_id is not None and guests["Anna"].group_id == guests["Max"].group_id
     assert guests["Max"].expected_guests == 2 and guests["Tom"].email == "tom@example.com"
+
+
+def test_the_progress_bar_follows_a_background_import_under_the_csp(live_server, scenario, new_phone_page):
+    """A job a worker is checking: the page's script (allowed by the CSP) moves the bar, then shows the preview."""
+    from playwright.sync_api import expect
+
+    from guests.imports import guest_import_check
+    from guests.models import GuestImport
+
+    event = scenario["event"]
+    rows = [{"line": n + 2, "values": {"first_name": f"G{n}", "last_name": "Big"}} for n in range(10)]
+    job = GuestImport.objects.create(
+        tenant=event.tenant, event=event, file_name="big.csv", rows=rows, total_rows=10, processed_rows=3
+    )
+    page = new_phone_page()
+    violations = []
+    page.on("console", lambda message: violations.append(message.text) if "Content Security" in message.text else None)
+    _log_in(page, live_server, scenario["owner"])
+    page.goto(f"{live_server.url}/o/{scenario['tenant'].slug}/events/{event.pk}/guests/import/{job.pk}/")
+    bar = page.get_by_label("Import progress")
+    expect(bar).to_have_attribute("value", "3")
+
+    GuestImport.objects.filter(pk=job.pk).update(processed_rows=7)  # the worker moves on
+    expect(bar).to_have_js_property("value", 7)
+
+    guest_import_check(import_id=job.pk)  # the worker finishes: the page reloads into the preview
+    expect(page.get_by_test_id("accepted-rows").locator("tbody tr")).to_have_count(10)
+    expect(page.get_by_role("button", name="Import: add 10, update 0")).to_be_visible()
+    assert violations == []
