@@ -301,9 +301,15 @@ def answered_by_name(*, guest: Guest) -> str:
     return ""
 
 
-def guest_import_get(*, event: Event, import_id: uuid.UUID) -> GuestImport:
-    """An import job of this event; another event's or organization's is a 404, like a missing one."""
-    return get_object_or_404(GuestImport.objects.for_tenant(event.tenant).filter(event_id=event.pk), pk=import_id)
+def guest_import_get(*, event: Event, import_id: uuid.UUID, with_rows: bool = True) -> GuestImport:
+    """An import job of this event; another event's or organization's is a 404, like a missing one.
+
+    Without its rows for the progress bar, which asks every second while a large file runs.
+    """
+    jobs = GuestImport.objects.for_tenant(event.tenant).filter(event_id=event.pk)
+    if not with_rows:
+        jobs = jobs.defer("rows", "columns")
+    return get_object_or_404(jobs, pk=import_id)
 
 
 def guest_imports_recent(*, event: Event, limit: int = 5) -> list[GuestImport]:

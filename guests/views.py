@@ -311,7 +311,7 @@ def guest_import_confirm(request, event_id, import_id):
 def guest_import_status(request, event_id, import_id):
     """The progress bar's numbers, polled by static/js/guest_import.js."""
     event = event_get(tenant=request.tenant, event_id=event_id)
-    job = selectors.guest_import_get(event=event, import_id=import_id)
+    job = selectors.guest_import_get(event=event, import_id=import_id, with_rows=False)
     return JsonResponse(
         {
             "status": job.status,

@@ -445,3 +445,14 @@ def test_an_uploaded_xlsx_round_trips_through_the_page(owner_client, event):
     job = GuestImport.objects.get()
     owner_client.post(url(event, f"{job.pk}/confirm/"))
     assert Guest.objects.for_event(event).get().expected_guests == 3
+
+
+def test_the_status_endpoint_leaves_the_rows_in_the_database(owner_client, event):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    job = start(event, csv_bytes(HEADER, "Ann,Lee,,,"))
+    with CaptureQueriesContext(connection) as queries:
+        assert owner_client.get(url(event, f"{job.pk}/status/")).json()["status"] == "ready"
+    job_reads = [q["sql"] for q in queries if 'FROM "guests_guestimport"' in q["sql"]]
+    assert len(job_reads) == 1 and '"guests_guestimport"."rows"' not in job_reads[0]
