@@ -40,7 +40,7 @@ from django.utils.translation import gettext_lazy
 
 from events.models import Event
 from eventsaas.services import audit_log_record
-from eventsaas.spreadsheets import neutralise_formula
+from eventsaas.spreadsheets import neutralise, strip_neutralising_quote
 from eventsaas.tasks import enqueue_on_commit
 from guests import services
 from guests.codes import name_key, normalize_name, search_key
@@ -240,7 +240,12 @@ def guest_file_parse(*, file_name: str, content: bytes) -> ParsedFile:
                 % {"max": settings.GUEST_IMPORT_MAX_ROWS},
                 code="too_many_rows",
             )
-        values = {field: cells[index].strip() for index, field in by_index.items() if index < len(cells)}
+        # A file this app wrote (an export, the error report) comes back without its neutralising quotes.
+        values = {
+            field: strip_neutralising_quote(cells[index].strip())
+            for index, field in by_index.items()
+            if index < len(cells)
+        }
         parsed.rows.append({"line": line, "values": values})
     if header is None:
         raise ImportFileInvalid(_("This file is empty."), code="empty")
@@ -735,11 +740,11 @@ def guest_import_error_report(*, job: GuestImport) -> str:
     """
     output = io.StringIO()
     writer = csv.writer(output)
-    writer.writerow([neutralise_formula(column["header"]) for column in job.columns] + [_("line"), _("problem")])
+    writer.writerow([neutralise(column["header"]) for column in job.columns] + [_("line"), _("problem")])
     for row in job.rows:
         if row.get("action") != "refused":
             continue
         cells = [row["values"].get(column["field"], "") for column in job.columns]
-        writer.writerow([neutralise_formula(cell) for cell in [*cells, row["line"], " ".join(row["errors"])]])
+        writer.writerow([neutralise(cell) for cell in [*cells, row["line"], " ".join(row["errors"])]])
     # With a BOM, so Excel reads the file as UTF-8.
     return "\ufeff" + output.getvalue()

@@ -380,7 +380,9 @@ def test_the_error_report_lists_refused_rows_with_reasons_and_neutralises_formul
     # Uploaded again once fixed, the report reads like the original file: its own two columns are ignored.
     parsed = guest_file_parse(file_name="fixed.csv", content=response.content)
     assert parsed.ignored_columns == ["line", "problem"]
-    assert [row["values"]["last_name"] for row in parsed.rows] == ["", "'-2"]
+    # ... and its neutralised cells come back as they were typed.
+    assert [row["values"]["first_name"] for row in parsed.rows] == ['=HYPERLINK("http://evil")', "+1"]
+    assert [row["values"]["last_name"] for row in parsed.rows] == ["", "-2"]
 
 
 # --- who may import ------------------------------------------------------------------------------
