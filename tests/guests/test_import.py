@@ -458,3 +458,24 @@ def test_the_status_endpoint_leaves_the_rows_in_the_database(owner_client, event
         assert owner_client.get(url(event, f"{job.pk}/status/")).json()["status"] == "ready"
     job_reads = [q["sql"] for q in queries if 'FROM "guests_guestimport"' in q["sql"]]
     assert len(job_reads) == 1 and '"guests_guestimport"."rows"' not in job_reads[0]
+
+
+def test_the_guest_export_read_back_changes_nothing(event):
+    """The exports' columns (issue #16): the import understands what it needs, ignores the rest, duplicates nobody."""
+    group = uuid.uuid4()
+    GuestFactory(
+        event=event, first_name="Ann", last_name="Lee", email="ann@example.com", phone="+41 79", group_id=group
+    )
+    GuestFactory(event=event, first_name="Ben", last_name="Lee", email="", group_id=group, expected_guests=2)
+    GuestFactory(event=event, first_name="Cy", last_name="Solo", dietary="vegan")
+    exported = csv_bytes(
+        "Last name,First name,Email,Phone,Code,Household,Status,Expected guests,Head count,Answered by,"
+        "Answered at (Europe/Madrid),Dietary needs,Last login (Europe/Madrid)",
+        "Lee,Ann,ann@example.com,'+41 79,ABCD2345,Ann and Ben Lee,Pending,1,0,,,,",
+        "Lee,Ben,,,EFGH6789,Ann and Ben Lee,Pending,2,0,,,,",
+        "Solo,Cy,,,JKMN2345,,Pending,1,0,,,vegan,",
+    )
+    job = start(event, exported)
+    job.refresh_from_db()
+    assert (job.new_count, job.updated_count, job.unchanged_count, job.refused_count) == (0, 0, 3, 0)
+    assert "Code" in job.ignored_columns and "Status" in job.ignored_columns
