@@ -17,9 +17,9 @@ creates or updates the event's guests:
 
 Re-running is safe: each document is matched to the guest it made before, by the
 mapping of old `_id` to guest id that the previous run wrote, else by its code and
-last name in this event (what the guest logs in with), so nothing is duplicated. The writes are one row at a time (MongoDB
-has no multi-document transaction to lean on): a run that stops half way is
-completed by running it again.
+last name in this event (what the guest logs in with), so nothing is duplicated.
+The writes are one row at a time (MongoDB has no multi-document transaction to
+lean on): a run that stops half way is completed by running it again.
 """
 
 from __future__ import annotations
@@ -96,6 +96,9 @@ INVITATION_LABELS = {
 
 class PartyImportError(ValidationError):
     """The file (or the mapping, or the event) cannot be imported at all; nothing was written."""
+
+    #: the form field the error is about, when a page shows it ("file", "mapping")
+    field: str | None = None
 
 
 class _Refused(Exception):
@@ -405,6 +408,14 @@ class PartyImportRow:
     invitation: str = ""
     invitation_reason: str = ""
 
+    @property
+    def outcome_label(self) -> str:
+        return str(OUTCOME_LABELS[self.outcome])
+
+    @property
+    def invitation_label(self) -> str:
+        return str(INVITATION_LABELS[self.invitation]) if self.invitation else ""
+
 
 @dataclass
 class PartyImportReport:
@@ -537,7 +548,7 @@ def _changed_values(event: Event, party: PartyGuest, guest: Guest) -> tuple[dict
 
 
 def _existing_guests(event: Event, plans: list[_Plan], previous_mapping: dict[str, uuid.UUID]) -> None:
-    """Match each plan to the guest an earlier run made: by the mapping, else by its code and last name in this event."""
+    """Match each plan to the guest an earlier run made: by the mapping, else by code and last name in this event."""
     mapped_ids = [previous_mapping[p.party.old_id] for p in plans if p.party.old_id in previous_mapping]
     codes = [p.party.code for p in plans]
     by_pk: dict[uuid.UUID, Guest] = {}

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from django.core import mail
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
 from eventsaas.models import AuditLog
@@ -419,3 +420,124 @@ def test_the_command_refuses_a_bad_file_an_unknown_event_and_a_stranger_as_invit
         _command(event.pk, FIXTURE, "--mapping", mapping, "--invited-by", "nobody@example.com")
     assert not mapping.exists() and not Guest.objects.exists()
     assert not Membership.objects.filter(user__email="nobody@example.com").exists()
+
+
+# --- the page -----------------------------------------------------------------------------------------
+
+
+def _page(event, suffix=""):
+    return f"/o/{event.tenant.slug}/events/{event.pk}/guests/import/party/{suffix}"
+
+
+def _upload(name="guests.json", content=None):
+    return SimpleUploadedFile(name, FIXTURE.read_bytes() if content is None else content, "application/json")
+
+
+def _preview(client, event, **files):
+    return client.post(_page(event), {"file": _upload(), **files})
+
+
+def test_the_page_previews_then_imports_and_offers_the_mapping(member_client, event):
+    client = member_client(Role.OWNER)
+    assert client.get(_page(event)).status_code == 200
+
+    preview = _preview(client, event)
+
+    assert preview.status_code == 200
+    body = preview.content.decode()
+    assert "Preview: nothing is saved yet" in body and "7 created, 0 updated, 0 unchanged, 1 refused." in body
+    assert "is not pending, coming or declined" in body and "will be invited as a teammate" in body
+    assert not Guest.objects.exists() and not Invitation.objects.exists()
+
+    done = client.post(_page(event, "confirm/"), {"token": preview.context["preview_token"]})
+
+    assert done.status_code == 302 and done["Location"] == _page(event)
+    assert Guest.objects.for_event(event).count() == 7 and Invitation.objects.count() == 1
+    result = client.get(_page(event)).content.decode()
+    assert "Last import" in result and "teammate invitation sent" in result
+    download = client.get(_page(event, "mapping/"))
+    assert download["Content-Disposition"].startswith("attachment;")
+    mapping = json.loads(download.content)
+    assert len(mapping["guests"]) == 7
+
+    # The same export again, with the downloaded mapping: nothing added.
+    again = _preview(client, event, mapping=_upload("map.json", download.content))
+    assert "0 created, 0 updated, 7 unchanged, 1 refused." in again.content.decode()
+    client.post(_page(event, "confirm/"), {"token": again.context["preview_token"]})
+    assert Guest.objects.for_event(event).count() == 7
+
+
+def test_a_confirmation_is_used_once_and_needs_its_own_preview(member_client, event):
+    client = member_client(Role.ADMIN)
+    token = _preview(client, event).context["preview_token"]
+
+    assert client.post(_page(event, "confirm/"), {"token": "forged"}).status_code == 302
+    assert not Guest.objects.exists()
+    client.post(_page(event, "confirm/"), {"token": token})
+    client.post(_page(event, "confirm/"), {"token": token})
+
+    assert Guest.objects.for_event(event).count() == 7
+    assert AuditLog.objects.filter(action="guest.party_imported").count() == 1
+
+
+@pytest.mark.parametrize(
+    ("files", "field", "message"),
+    [
+        ({"file": _upload(content=b"{oops")}, "file", "not valid JSON"),
+        ({"file": _upload(content=b'{"a": 1}\n[')}, "file", "not valid JSON"),
+        ({"file": _upload(content=b" " * (5 * 1024 * 1024 + 1))}, "file", "larger than 5 MB"),
+        ({"file": _upload(), "mapping": _upload("map.json", b'{"x": "not-an-id"}')}, "mapping", "not a guest id"),
+        ({}, "file", "required"),
+    ],
+)
+def test_a_bad_upload_is_a_field_error_and_writes_nothing(member_client, event, files, field, message):
+    client = member_client(Role.OWNER)
+
+    response = client.post(_page(event), files)
+
+    assert response.status_code == 400
+    assert message in " ".join(response.context["form"].errors[field])
+    assert not Guest.objects.exists()
+
+
+def test_another_tenants_event_is_404_for_every_step(member_client, event):
+    client = member_client(Role.OWNER, tenant_=TenantFactory())
+    url = f"/o/{event.tenant.slug}/events/{event.pk}/guests/import/party/"
+    assert client.get(url).status_code == 404
+    assert client.post(url, {"file": _upload()}).status_code == 404
+    assert client.post(url + "confirm/", {"token": "x"}).status_code == 404
+    assert client.get(url + "mapping/").status_code == 404
+    assert not Guest.objects.exists()
+
+
+def test_an_event_of_my_tenant_is_404_under_another_tenant_slug(member_client, event):
+    """My own organization's slug with another tenant's event id: the event is not found there."""
+    other = TenantFactory()
+    client = member_client(Role.OWNER, tenant_=other)
+
+    response = client.post(f"/o/{other.slug}/events/{event.pk}/guests/import/party/", {"file": _upload()})
+
+    assert response.status_code == 404
+    assert not Guest.objects.exists()
+
+
+@pytest.mark.parametrize("role", [Role.VIEWER, Role.DOOR])
+def test_viewers_and_door_staff_cannot_import(member_client, event, role):
+    owner = member_client(Role.OWNER)
+    token = _preview(owner, event).context["preview_token"]
+    client = member_client(role)  # the same client, now logged in with the weaker role
+
+    assert client.post(_page(event), {"file": _upload()}).status_code == 403
+    assert client.post(_page(event, "confirm/"), {"token": token}).status_code == 403
+    assert not Guest.objects.exists()
+
+
+def test_an_admin_imports_guests_but_cannot_invite_teammates(member_client, event):
+    client = member_client(Role.ADMIN)
+    token = _preview(client, event).context["preview_token"]
+
+    client.post(_page(event, "confirm/"), {"token": token})
+
+    assert Guest.objects.for_event(event).count() == 7
+    assert not Invitation.objects.exists()
+    assert "Only an owner can invite teammates." in client.get(_page(event)).content.decode()
