@@ -110,6 +110,15 @@ def test_a_token_longer_than_a_code_keeps_working_and_so_does_its_stand_in(clien
     assert _login(client, jonas.code.lower(), "Weiß").status_code == 302
 
 
+def test_a_uuid_token_with_dashes_logs_in_on_the_page_and_the_api(client, event):
+    token = "3f2b8c1e-9d4a-4b7e-8f00-1a2b3c4d5e6f"  # 36 characters as typed
+    _run(event, [_doc(token=token, lastName="Lee")])
+
+    assert _login(client, token, "lee").status_code == 302
+    api = client.post("/api/v1/auth/guest-login", {"code": token, "last_name": "Lee"}, content_type="application/json")
+    assert api.status_code == 200, api.content
+
+
 def test_a_guest_logs_in_with_the_old_token_through_the_api(client, event):
     _run(event, _documents())
 
