@@ -35,11 +35,14 @@ from typing import Any
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
+from django.db.models import F, Value
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from events.models import Event
+from eventsaas.fields import MillisecondDateTimeField
 from eventsaas.services import audit_log_record
 from guests.codes import CODE_MAX_LENGTH, name_key, normalize_code, search_key, stored_code
 from guests.models import Guest
@@ -663,11 +666,27 @@ def _update(event: Event, plan: _Plan) -> bool:
     assert guest is not None
     as_read = {
         name: getattr(guest, name)
-        for name in ("status", "num_guests", "answered_by_kind", "group_id", "code", "last_name", "first_name")
+        for name in (
+            "status",
+            "num_guests",
+            "answered_by_kind",
+            "rsvp_at",
+            "group_id",
+            "code",
+            "last_name",
+            "first_name",
+        )
     }
+    values: dict[str, Any] = dict(plan.values)
+    for stamp, imported in (("last_login_at", plan.party.last_login_at), ("last_access_at", plan.party.last_access_at)):
+        if stamp in values and imported is not None:
+            # The later of the stored and the imported time, decided by the database: a login recorded
+            # while this runs is not overwritten with an older time.
+            value = Value(imported, output_field=MillisecondDateTimeField())
+            values[stamp] = Greatest(Coalesce(F(stamp), value), value)
     try:
         with transaction.atomic():
-            updated = Guest.objects.for_event(event).filter(pk=guest.pk, **as_read).update(**plan.values)
+            updated = Guest.objects.for_event(event).filter(pk=guest.pk, **as_read).update(**values)
     except IntegrityError:
         _refuse(plan.row, _("Its code %(code)s was taken while importing.") % {"code": plan.party.code})
         return False

@@ -180,6 +180,25 @@ def test_a_rerun_keeps_answers_given_here_since_and_never_moves_stamps_back(even
     assert row.outcome == UNCHANGED and row.notes
 
 
+def test_a_login_recorded_while_importing_is_not_overwritten_with_an_older_time(event, monkeypatch):
+    from guests import party_import
+
+    first = _run(event, _documents())
+    documents = _documents()
+    documents[0]["lastLogin"] = {"$date": "2024-06-01T00:00:00Z"}
+    meanwhile = dt.datetime(2030, 1, 1, tzinfo=UTC)
+    match = party_import._existing_guests
+
+    def match_then_a_login_happens(event_, plans, mapping):
+        match(event_, plans, mapping)
+        Guest.objects.filter(first_name="María").update(last_login_at=meanwhile)
+
+    monkeypatch.setattr(party_import, "_existing_guests", match_then_a_login_happens)
+    _run(event, documents, mapping=_mapping_of(first))
+
+    assert Guest.objects.get(first_name="María").last_login_at == meanwhile
+
+
 def test_a_dry_run_reports_the_same_and_writes_nothing(event, owner_membership):
     audit_before = AuditLog.objects.count()
 
