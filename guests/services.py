@@ -1,7 +1,8 @@
 """Write operations on guests: creation, editing, codes, groups, answers, activity records and stamps.
 
-Only these functions write Guest rows. Each keeps `search_key` in step with the
-names and the code it writes.
+Only these functions write Guest rows (and guests.party_import, which brings a
+whole guest list over from the party app). Each keeps `search_key` in step with
+the names and the code it writes.
 """
 
 from __future__ import annotations

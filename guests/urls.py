@@ -1,6 +1,6 @@
 from django.urls import path
 
-from guests import views
+from guests import party_import_views, views
 
 app_name = "guests"
 
@@ -20,4 +20,7 @@ urlpatterns = [
     path(prefix + "questions/", views.question_report, name="questions"),
     path(prefix + "activity/", views.activity, name="activity"),
     path(prefix + "messages/", views.message_log, name="messages"),
+    path(prefix + "guests/import/party/", party_import_views.party_import, name="import_party"),
+    path(prefix + "guests/import/party/confirm/", party_import_views.party_import_confirm, name="import_party_confirm"),
+    path(prefix + "guests/import/party/mapping/", party_import_views.party_import_mapping, name="import_party_mapping"),
 ]

@@ -43,7 +43,7 @@ from django.utils.translation import gettext as _
 from events.models import Event
 from events.services import event_answers_clean
 from eventsaas.services import audit_log_record
-from guests.codes import name_key, normalize_code
+from guests.codes import name_key, stored_code
 from guests.models import Guest
 from guests.notifications import change_request_decided_enqueue, guest_confirmation_enqueue
 from guests.services import AnswerWrite, GuestAnswerConflict, guest_answers_apply
@@ -109,9 +109,10 @@ def guest_authenticate(*, code: str, last_name: str) -> Guest | None:
     (guests.codes.name_key, the rule of the organizer's search too), so
     "obrien" is O'Brien. Writes nothing: the login page and API record the login
     as activity (guests.activity.track_activity), which moves last_login_at off
-    the request path.
+    the request path. A code longer than the column (imported from the party
+    app) is looked up by its digest (guests.codes.stored_code).
     """
-    code = normalize_code(code)
+    code = stored_code(code)
     typed = name_key(last_name)
     if not code or not typed:
         return None

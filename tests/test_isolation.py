@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from events.models import Event
@@ -63,6 +64,9 @@ EVENT_FORM = {
     "contact_email": "",
     "questions_text": "",
 }
+PARTY_EXPORT = (
+    b'[{"_id": {"$oid": "65a1f0c2e4b0a1b2c3d4e501"}, "firstName": "Zoe", "lastName": "Zed", "token": "zz1234"}]'
+)
 GUEST_FORM = {
     "first_name": "Zoe",
     "last_name": "Zed",
@@ -82,6 +86,8 @@ class Case:
     data: object = None  # dict, or a function of the world returning one
     has_ids: bool = True  # carries tenant A's event/guest ids (so the own-slug variant applies)
     owner_only: bool = False  # admins are refused too
+    writes: bool = True  # an allowed POST changes the database (a preview does not)
+    ok_status: int | None = None  # what an allowed request answers, when not 200 (GET) / 302 (POST)
 
     def url(self, world: World, slug: str) -> str:
         ids = {
@@ -138,6 +144,18 @@ CASES = [
     Case("messages", "GET", "events/{event}/messages/"),
     Case("guest_invite", "POST", "events/{event}/guests/{anna}/invite/"),
     Case("guest_invite_many", "POST", "events/{event}/guests/invite/", {"not_yet_invited": "1"}),
+    Case("party_import", "GET", "events/{event}/guests/import/party/"),
+    Case(
+        "party_import_preview",
+        "POST",
+        "events/{event}/guests/import/party/",
+        lambda w: {"file": SimpleUploadedFile("guests.json", PARTY_EXPORT, "application/json")},
+        writes=False,
+        ok_status=200,
+    ),
+    # Without a preview in the session there is nothing to confirm: back to the form.
+    Case("party_import_confirm", "POST", "events/{event}/guests/import/party/confirm/", {"token": "x"}, writes=False),
+    Case("party_import_mapping", "GET", "events/{event}/guests/import/party/mapping/", ok_status=302),
     Case("team", "GET", "team/", has_ids=False),
     Case("team", "POST", "team/", {"email": "newbie@example.com", "role": Role.VIEWER}, has_ids=False, owner_only=True),
     Case(
@@ -241,16 +259,18 @@ def test_isolation_matrix(world, case, actor):
     elif actor in (OTHER_TENANT, OTHER_TENANT_OWN_SLUG):
         assert response.status_code == 404
     elif case.method == "GET":
-        assert response.status_code == 200
+        assert response.status_code == (case.ok_status or 200)
         # The page is tenant A's: its data, never tenant B's.
         body = response.content.decode()
         assert "Rival" not in body and world.other_guest.code not in body
     elif actor in (VIEWER, DOOR) or not allowed_write:
         assert response.status_code == 403
     else:
-        assert response.status_code == 302, getattr(response, "context", None) and response.context.get("form")
+        assert response.status_code == (case.ok_status or 302), getattr(
+            response, "context", None
+        ) and response.context.get("form")
 
-    if allowed_write:
+    if allowed_write and case.writes:
         assert after != before
         assert after["audit_log_count"] > before["audit_log_count"]
         # A write in tenant A never touches tenant B.
