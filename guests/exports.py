@@ -6,6 +6,7 @@ time zone, named in the header.
 """
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -89,9 +90,10 @@ def dietary_sheet(*, event: Event) -> Sheet:
     return Sheet(title=_("Dietary report"), headers=headers, rows=rows)
 
 
-def _person_with_others(guest: dict[str, object]) -> str:
+def _person_with_others(guest: dict[str, Any]) -> str:
+    """ "Ann Lee with 2 more": a person of the dietary report and the people they bring without a code."""
     name = f"{guest['first_name']} {guest['last_name']}".strip()
-    others = int(guest["num_guests"]) - 1  # type: ignore[call-overload]  # a values() row: an int
+    others = guest["num_guests"] - 1
     if others < 1:
         return name
     return ngettext("%(name)s with %(count)s more", "%(name)s with %(count)s more", others) % {
