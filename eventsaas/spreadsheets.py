@@ -92,6 +92,13 @@ def neutralise(value: Cell) -> Cell:
     return value
 
 
+def strip_neutralising_quote(text: str) -> str:
+    """The text `neutralise` was given: an export read back (an import) gets "+41 79 123 45 67", not "'+41 ..."."""
+    if text.startswith("'") and text[1:].startswith(FORMULA_TRIGGERS):
+        return text[1:]
+    return text
+
+
 def neutralised_row(row: Sequence[Cell]) -> list[Cell]:
     return [neutralise(value) for value in row]
 

