@@ -25,6 +25,7 @@ from rsvp.models import ChangeRequest
 from tenants.models import Invitation, Membership, Role, Tenant
 from tests.factories import EventFactory, GuestFactory, MembershipFactory, TenantFactory
 from tests.rsvp.household_form import household_post, row
+from tests.support.spreadsheets import download_text
 
 ANONYMOUS = "anonymous"
 OTHER_TENANT = "other_tenant_member"
@@ -96,6 +97,8 @@ class Case:
             "carl": world.carl.pk,
             "teammate": world.teammate.pk,
             "request": world.change_request.pk,
+            "csv": "csv",
+            "xlsx": "xlsx",
         }
         return f"/o/{slug}/" + self.path.format(**ids)
 
@@ -130,6 +133,11 @@ CASES = [
     ),
     Case("dietary_report", "GET", "events/{event}/dietary/"),
     Case("question_report", "GET", "events/{event}/questions/"),
+    # Downloads: the matrix reads the file (tests/support/spreadsheets.py) for another tenant's data.
+    Case("guest_export", "GET", "events/{event}/guests/export/{csv}/"),
+    Case("guest_export", "GET", "events/{event}/guests/export/{xlsx}/"),
+    Case("dietary_export", "GET", "events/{event}/dietary/export/{xlsx}/"),
+    Case("question_export", "GET", "events/{event}/questions/export/{csv}/"),
     Case("guest_answer_record", "GET", "events/{event}/guests/{anna}/answer/"),
     Case(
         "guest_answer_record",
@@ -260,8 +268,8 @@ def test_isolation_matrix(world, case, actor):
         assert response.status_code == 404
     elif case.method == "GET":
         assert response.status_code == (case.ok_status or 200)
-        # The page is tenant A's: its data, never tenant B's.
-        body = response.content.decode()
+        # The page (or the download) is tenant A's: its data, never tenant B's.
+        body = download_text(response)
         assert "Rival" not in body and world.other_guest.code not in body
     elif actor in (VIEWER, DOOR) or not allowed_write:
         assert response.status_code == 403
@@ -305,6 +313,8 @@ def test_matrix_covers_every_organizer_url():
         .replace("{anna}", "<uuid:guest_id>")
         .replace("{teammate}", "<uuid:membership_id>")
         .replace("{request}", "<uuid:request_id>")
+        .replace("{csv}", "<str:file_format>")
+        .replace("{xlsx}", "<str:file_format>")
         for c in CASES
     }
     # Ticketed events' pages have their own matrix, with a world that sells tickets.

@@ -29,6 +29,7 @@ from tests.factories import (
     TicketTypeFactory,
     UserFactory,
 )
+from tests.support.spreadsheets import download_text
 
 
 def _url(name, event, **kwargs):
@@ -592,7 +593,14 @@ class Case:
     ok_status: int = 302
 
     def url(self, world, slug: str) -> str:
-        ids = {"general": world.general.pk, "spare": world.spare.pk, "order": world.order.pk, "review": world.review.pk}
+        ids = {
+            "general": world.general.pk,
+            "spare": world.spare.pk,
+            "order": world.order.pk,
+            "review": world.review.pk,
+            "csv": "csv",
+            "xlsx": "xlsx",
+        }
         return f"/o/{slug}/events/{world.concert.pk}/" + self.path.format(**ids)
 
     def payload(self, world) -> dict:
@@ -609,12 +617,16 @@ CASES = [
     Case("ticket_type_delete", "POST", "ticket-types/{spare}/delete/"),
     Case("ticket_type_off_sale", "POST", "ticket-types/{general}/off-sale/"),
     Case("orders", "GET", "orders/"),
+    Case("orders_export", "GET", "orders/export/{csv}/"),
+    Case("orders_export", "GET", "orders/export/{xlsx}/"),
     Case("order", "GET", "orders/{order}/"),
     Case("order_refund", "POST", "orders/{order}/refund/", {"amount": ""}),
     Case("order_accept", "POST", "orders/{review}/accept/"),
     Case("order_resend", "POST", "orders/{order}/resend/"),
     Case("check_in", "GET", "check-in/"),
     Case("check_in", "POST", "check-in/", lambda w: {"code": w.ticket.code}, check_in=True, ok_status=200),
+    Case("check_in_export", "GET", "check-in/export/{csv}/"),
+    Case("check_in_export", "GET", "check-in/export/{xlsx}/"),
 ]
 
 # tests/test_isolation.py checks that every organizer URL is in a matrix; these are in this one.
@@ -623,6 +635,8 @@ ROUTE_PARAMETERS = {
     "{spare}": "<uuid:ticket_type_id>",
     "{order}": "<uuid:order_id>",
     "{review}": "<uuid:order_id>",
+    "{csv}": "<str:file_format>",
+    "{xlsx}": "<str:file_format>",
 }
 TICKETED_ROUTES = {
     "o/<slug:tenant_slug>/events/<uuid:event_id>/"
@@ -701,7 +715,7 @@ def test_ticketed_isolation_matrix(world, case, actor, django_capture_on_commit_
         assert response.status_code == 404
     elif case.method == "GET":
         assert response.status_code == 200
-        body = response.content.decode()
+        body = download_text(response)
         assert "Rival" not in body and world.rival_order.buyer_email not in body
     elif not allowed_write:
         assert response.status_code == 403
