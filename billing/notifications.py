@@ -51,18 +51,19 @@ def _send(order: Order) -> None:
     event = order.event
     tickets = list(Ticket.objects.filter(order_id=order.pk, status=Ticket.Status.VALID).select_related("ticket_type"))
     language = order.language or event.language
+    order_url = settings.SITE_URL + order_page_path(order)
     with translation.override(language), timezone.override(event.tzinfo):
         context = {
             "event": event,
             "order": order,
             "tickets": tickets,
             "total": money_format(order.total, order.currency, locale=language),
-            "order_url": settings.SITE_URL + order_page_path(order),
+            "order_url": order_url,
         }
         subject = email_subject(_("Your tickets for %(event)s"), event=event.name)
         text = render_to_string("emails/tickets.txt", context)
         html = render_to_string("emails/tickets.html", context)
-        calendar = event_calendar(event=event, link=context["order_url"], link_label=_("Your tickets"))
+        calendar = event_calendar(event=event, link=order_url, link_label=_("Your tickets"))
     # In the organization's name (the site's address), as the guests' emails.
     email = EmailWithInlineImages(
         subject=subject,

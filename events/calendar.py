@@ -34,7 +34,8 @@ PRODUCT_ID = "-//eventsaas//eventsaas//EN"
 # VTIMEZONE rules cover a year either side of the event: enough for the entry and for someone who
 # moves it in their calendar app, without the zone's whole history.
 _ZONE_MARGIN = dt.timedelta(days=366)
-# SEQUENCE counts from here in minutes: it must grow with every change and fit in 32 bits.
+# SEQUENCE counts seconds from here: it grows with every change of the event and fits in the 32 bits
+# calendar apps read until 2088. Two copies of the same version are told apart by DTSTAMP (RFC 5546).
 _SEQUENCE_EPOCH = dt.datetime(2020, 1, 1, tzinfo=dt.UTC)
 
 
@@ -63,7 +64,7 @@ def _calendar_time(value: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
 
 def _sequence(event: Event) -> int:
     changed = event.updated_at or event.created_at
-    return max(int((changed - _SEQUENCE_EPOCH).total_seconds() // 60), 0) if changed else 0
+    return max(int((changed - _SEQUENCE_EPOCH).total_seconds()), 0) if changed else 0
 
 
 def _clamped_date(value: dt.datetime, delta: dt.timedelta) -> dt.date:

@@ -34,6 +34,7 @@ def email_subject(template, **names) -> str:
 
 # --- senders ---------------------------------------------------------------------------------------
 
+
 def site_sender_address() -> str:
     """The address part of DEFAULT_FROM_EMAIL: every email leaves from it, whoever it is sent for."""
     return parseaddr(settings.DEFAULT_FROM_EMAIL)[1]
