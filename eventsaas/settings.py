@@ -7,6 +7,7 @@ refuses to start with an unsafe configuration.
 
 import logging
 from datetime import timedelta
+from email.utils import getaddresses
 from pathlib import Path
 from typing import Any
 
@@ -218,7 +219,22 @@ EMAIL_PORT = env_int("EMAIL_PORT", 25)
 EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
-DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "eventsaas <noreply@localhost>")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "") or "eventsaas <noreply@localhost>"
+# Every email leaves from this address; guests' and buyers' emails carry the organization's name
+# in front of it (eventsaas.mail.sender_in_name_of). One address, optionally with a name. In
+# production its domain must be one that sends the site's mail: receiving servers refuse or file
+# as spam mail from localhost, a bare host name or a reserved test domain (RFC 2606, RFC 6761).
+_sender_addresses = getaddresses([DEFAULT_FROM_EMAIL])
+_sender_domain = _sender_addresses[0][1].rpartition("@")[2].lower().rstrip(".") if _sender_addresses else ""
+if len(_sender_addresses) != 1 or _sender_addresses[0][1].count("@") != 1 or not _sender_domain:
+    raise ImproperlyConfigured("DEFAULT_FROM_EMAIL must be one email address, optionally with a name: Name <a@b.org>")
+if IS_PRODUCTION and (
+    "." not in _sender_domain or _sender_domain.rsplit(".", 1)[1] in {"localhost", "local", "invalid", "test"}
+):
+    raise ImproperlyConfigured(
+        "Unsafe production settings: DEFAULT_FROM_EMAIL must be an address at a domain that sends this "
+        "site's mail (receiving servers refuse mail from localhost)"
+    )
 
 # --- Hostile clients: throttling (docs/deployment.md, "Throttling") ----------------------------
 # Whom to believe about the client's address (eventsaas/client_ip.py). By default the

@@ -227,7 +227,8 @@ def test_the_tickets_email_can_be_sent_again_once_per_click(
 
     assert response.status_code == 302
     assert [m.to for m in mailoutbox] == [["ann@example.com"], ["ann@example.com"]]
-    assert len(mailoutbox[1].attachments) == 2  # one QR code per ticket
+    kinds = sorted(part.get_content_type() for part in mailoutbox[1].attachments)
+    assert kinds == ["image/png", "image/png", "text/calendar"]  # one QR code per ticket, the event's .ics
     assert AuditLog.objects.get(action="order.confirmation_resent", object_id=order.pk).actor_user == owner
 
 
