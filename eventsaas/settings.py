@@ -52,6 +52,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    # Form widget templates for FORM_RENDERER, which reads templates/ too (templates/forms/field.html).
+    "django.forms",
     "axes",
     "csp",
     "rest_framework",
@@ -98,6 +100,7 @@ ROOT_URLCONF = "eventsaas.urls"
 WSGI_APPLICATION = "eventsaas.wsgi.application"
 ASGI_APPLICATION = "eventsaas.asgi.application"
 
+FORM_RENDERER = "eventsaas.forms.FormRenderer"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
