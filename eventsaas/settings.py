@@ -189,6 +189,9 @@ STORAGES = {
 }
 # Serve static files from the finders when collectstatic has not run (development).
 WHITENOISE_USE_FINDERS = not IS_PRODUCTION
+# Files served at the site's root by WhiteNoise: /favicon.ico, which browsers and crawlers ask for whatever the
+# pages link (templates/base.html links static/img/favicon.svg and its PNG fallback).
+WHITENOISE_ROOT = BASE_DIR / "static" / "root"
 
 REDIS_URL = env_str("REDIS_URL", "")
 if REDIS_URL:
