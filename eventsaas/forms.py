@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.forms.renderers import TemplatesSetting
 
 from eventsaas.money import amount_parse
 
@@ -61,3 +62,10 @@ class AmountField(forms.CharField):
     def clean(self, value):
         text = super().clean(value)  # required and max_length apply to the text typed
         return None if text in self.empty_values else amount_parse(text)
+
+
+class FormRenderer(TemplatesSetting):
+    """The site's form renderer (settings.FORM_RENDERER): Django's, with the field template in templates/forms/
+    that puts a checkbox inside its label on a line of its own."""
+
+    field_template_name = "forms/field.html"

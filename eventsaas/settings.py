@@ -53,6 +53,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    # Form widget templates for FORM_RENDERER, which reads templates/ too (templates/forms/field.html).
+    "django.forms",
     "axes",
     "csp",
     "rest_framework",
@@ -99,6 +101,7 @@ ROOT_URLCONF = "eventsaas.urls"
 WSGI_APPLICATION = "eventsaas.wsgi.application"
 ASGI_APPLICATION = "eventsaas.asgi.application"
 
+FORM_RENDERER = "eventsaas.forms.FormRenderer"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
@@ -199,6 +202,9 @@ STORAGES = {
 }
 # Serve static files from the finders when collectstatic has not run (development).
 WHITENOISE_USE_FINDERS = not IS_PRODUCTION
+# Files served at the site's root by WhiteNoise: /favicon.ico, which browsers and crawlers ask for whatever the
+# pages link (templates/base.html links static/img/favicon.svg and its PNG fallback).
+WHITENOISE_ROOT = BASE_DIR / "static" / "root"
 
 REDIS_URL = env_str("REDIS_URL", "")
 if REDIS_URL:

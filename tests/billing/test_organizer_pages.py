@@ -202,7 +202,7 @@ def test_full_refund_from_the_page_voids_every_ticket_and_frees_the_seats(owner_
     order = buy(concert, (general, 2))
     assert TicketType.objects.get(pk=general.pk).sold == 2
 
-    response = owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": ""})
+    response = owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": "", "confirm": "on"})
 
     assert response.status_code == 302
     order.refresh_from_db()
@@ -212,6 +212,35 @@ def test_full_refund_from_the_page_voids_every_ticket_and_frees_the_seats(owner_
     refund = LedgerEntry.objects.get(order_id=order.pk, kind=LedgerEntry.Kind.REFUND)
     assert refund.amount == 5000
     assert AuditLog.objects.get(action="order.refunded", object_id=order.pk).actor_user == owner
+
+
+@pytest.mark.parametrize("confirm", [None, "", "false"])
+def test_a_refund_without_the_confirmation_box_refunds_nothing(owner_client, concert, general, buy, confirm):
+    order = buy(concert, (general, 2))
+    data = {"amount": ""} if confirm is None else {"amount": "", "confirm": confirm}
+
+    response = owner_client.post(_order_url("billing_organizer:order-refund", order), data)
+
+    assert response.status_code == 400
+    assert response.context["refund_form"].errors["confirm"] == [
+        "Tick the box to confirm the refund; nothing was refunded."
+    ]
+    assert "Tick the box to confirm the refund" in response.content.decode()
+    order.refresh_from_db()
+    assert (order.status, order.refunded_amount) == (Order.Status.PAID, 0)
+    assert [t.status for t in _tickets(order)] == [Ticket.Status.VALID, Ticket.Status.VALID]
+    assert TicketType.objects.get(pk=general.pk).sold == 2
+    assert not LedgerEntry.objects.filter(order_id=order.pk, kind=LedgerEntry.Kind.REFUND).exists()
+
+
+def test_the_order_page_asks_to_confirm_a_refund_with_a_required_box(owner_client, concert, general, buy):
+    order = buy(concert, (general, 1))
+
+    page = owner_client.get(_order_url("billing_organizer:order", order)).content.decode()
+
+    box = re.search(r'<input type="checkbox" name="confirm"[^>]*>', page)
+    assert box is not None and "required" in box.group(0)
+    assert "Yes, refund: the money goes back to the buyer" in page
 
 
 def test_the_tickets_email_can_be_sent_again_once_per_click(
@@ -244,7 +273,9 @@ def test_an_unpaid_order_has_no_tickets_email_to_resend(owner_client, concert, g
 def test_partial_refund_typed_as_a_decimal_voids_the_tickets_it_covers(owner_client, concert, general, buy):
     order = buy(concert, (general, 2))
 
-    response = owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": "25.00"})
+    response = owner_client.post(
+        _order_url("billing_organizer:order-refund", order), {"amount": "25.00", "confirm": "on"}
+    )
 
     assert response.status_code == 302
     order.refresh_from_db()
@@ -266,7 +297,9 @@ def test_a_refund_amount_that_is_not_possible_is_refused_on_the_field(
 ):
     order = buy(concert, (general, 2))
 
-    response = owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": typed})
+    response = owner_client.post(
+        _order_url("billing_organizer:order-refund", order), {"amount": typed, "confirm": "on"}
+    )
 
     assert response.status_code == 400
     assert response.context["refund_form"].errors["amount"] == [message]
@@ -277,9 +310,9 @@ def test_a_refund_amount_that_is_not_possible_is_refused_on_the_field(
 
 def test_refunding_an_order_with_nothing_left_shows_the_service_error(owner_client, concert, general, buy):
     order = buy(concert, (general, 1))
-    owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": ""})
+    owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": "", "confirm": "on"})
 
-    response = owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": ""})
+    response = owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": "", "confirm": "on"})
 
     assert response.status_code == 400
     assert response.context["refund_form"].errors["amount"] == ["This order has nothing left to refund."]
@@ -290,7 +323,9 @@ def test_refunding_an_order_with_nothing_left_shows_the_service_error(owner_clie
 def test_viewers_and_door_staff_cannot_refund(member_client, concert, general, buy, role):
     order = buy(concert, (general, 1))
 
-    response = member_client(role).post(_order_url("billing_organizer:order-refund", order), {"amount": ""})
+    response = member_client(role).post(
+        _order_url("billing_organizer:order-refund", order), {"amount": "", "confirm": "on"}
+    )
 
     assert response.status_code == 403
     order.refresh_from_db()
@@ -415,7 +450,7 @@ def test_check_in_names_the_attendee_printed_on_the_ticket(owner_client, concert
 
 def test_check_in_of_a_refunded_ticket_says_void(owner_client, concert, general, buy):
     order = buy(concert, (general, 1))
-    owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": ""})
+    owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": "", "confirm": "on"})
 
     response = owner_client.post(_url("billing_organizer:check-in", concert), {"code": _tickets(order)[0].code})
 
@@ -489,7 +524,7 @@ def test_dashboard_numbers_after_a_sale_and_a_partial_refund(owner_client, conce
     order = buy(concert, (general, 2), (vip, 1))  # 2 x 25.00 + 80.00 = 130.00
     buy(concert, (general, 1), buyer="Still Paying", pay=False)
     # Refund one General ticket; the last seat (the VIP) stays valid because 25.00 does not cover it.
-    owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": "25.00"})
+    owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": "25.00", "confirm": "on"})
     owner_client.post(_url("billing_organizer:check-in", concert), {"code": _tickets(order)[0].code})
 
     response = owner_client.get(_url("events:dashboard", concert))
@@ -510,7 +545,7 @@ def test_dashboard_numbers_after_a_sale_and_a_partial_refund(owner_client, conce
 
 def test_dashboard_revenue_refunded_and_checked_in_per_type(owner_client, concert, general, buy):
     order = buy(concert, (general, 2))
-    owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": "25.00"})
+    owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": "25.00", "confirm": "on"})
     owner_client.post(_url("billing_organizer:check-in", concert), {"code": _tickets(order)[0].code})
 
     row = owner_client.get(_url("events:dashboard", concert)).context["sales"].types[0]
@@ -621,7 +656,7 @@ CASES = [
     Case("orders_export", "GET", "orders/export/{csv}/"),
     Case("orders_export", "GET", "orders/export/{xlsx}/"),
     Case("order", "GET", "orders/{order}/"),
-    Case("order_refund", "POST", "orders/{order}/refund/", {"amount": ""}),
+    Case("order_refund", "POST", "orders/{order}/refund/", {"amount": "", "confirm": "on"}),
     Case("order_accept", "POST", "orders/{review}/accept/"),
     Case("order_resend", "POST", "orders/{order}/resend/"),
     Case("check_in", "GET", "check-in/"),

@@ -168,7 +168,7 @@ def _row(page: str, name: str) -> list[str]:
     """The cells of the events-list row whose link text is `name`."""
     for row in re.findall(r"<tr>(.*?)</tr>", page, re.S):
         if f">{name}</a>" in row:
-            return [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<td>(.*?)</td>", row, re.S)]
+            return [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
     raise AssertionError(f"no row for {name}")
 
 
