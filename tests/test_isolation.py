@@ -47,6 +47,7 @@ class World:
     other_event: Event
     other_guest: Guest
     teammate: Membership  # A's door staff: the team page's role and removal forms act on it
+    invitation: Invitation  # A's pending invitation: the team page withdraws or resends it
 
 
 EVENT_FORM = {
@@ -82,6 +83,7 @@ class Case:
     data: object = None  # dict, or a function of the world returning one
     has_ids: bool = True  # carries tenant A's event/guest ids (so the own-slug variant applies)
     owner_only: bool = False  # admins are refused too
+    any_member: bool = False  # every member may (leaving); the matrix's owner is the last one and stays
 
     def url(self, world: World, slug: str) -> str:
         ids = {
@@ -90,6 +92,7 @@ class Case:
             "carl": world.carl.pk,
             "teammate": world.teammate.pk,
             "request": world.change_request.pk,
+            "invitation": world.invitation.pk,
         }
         return f"/o/{slug}/" + self.path.format(**ids)
 
@@ -148,6 +151,9 @@ CASES = [
         owner_only=True,
     ),
     Case("team_member_remove", "POST", "team/{teammate}/remove/", owner_only=True),
+    Case("team_invitation_revoke", "POST", "team/invitations/{invitation}/revoke/", owner_only=True),
+    Case("team_invitation_resend", "POST", "team/invitations/{invitation}/resend/", owner_only=True),
+    Case("team_leave", "POST", "team/leave/", has_ids=False, any_member=True),
 ]
 
 
@@ -201,7 +207,12 @@ def world(db):
     other_event = EventFactory(tenant=other_tenant, name="Rival gala")
     other_guest = GuestFactory(event=other_event, first_name="Rita", last_name="Rival")
     teammate = MembershipFactory(tenant=tenant, role=Role.DOOR)
-    return World(tenant, event, anna, lisa, carl, change_request, other_tenant, other_event, other_guest, teammate)
+    invitation = Invitation.objects.create(
+        tenant=tenant, email="pending@example.com", role=Role.VIEWER, token="t" * 40, expires_at=event.starts_at
+    )
+    return World(
+        tenant, event, anna, lisa, carl, change_request, other_tenant, other_event, other_guest, teammate, invitation
+    )
 
 
 def _client_for(actor: str, world: World) -> Client:
@@ -231,7 +242,10 @@ def test_isolation_matrix(world, case, actor):
         response = client.post(url, case.payload(world))
 
     after = db_snapshot()
-    allowed_write = case.method == "POST" and (actor == OWNER or (actor == ADMIN and not case.owner_only))
+    if case.any_member:
+        allowed_write = case.method == "POST" and actor in (VIEWER, DOOR, ADMIN)
+    else:
+        allowed_write = case.method == "POST" and (actor == OWNER or (actor == ADMIN and not case.owner_only))
 
     if actor == ANONYMOUS:
         if case.method == "GET" or response.status_code != 403:
@@ -245,6 +259,8 @@ def test_isolation_matrix(world, case, actor):
         # The page is tenant A's: its data, never tenant B's.
         body = response.content.decode()
         assert "Rival" not in body and world.other_guest.code not in body
+    elif case.any_member:
+        assert response.status_code == 302
     elif actor in (VIEWER, DOOR) or not allowed_write:
         assert response.status_code == 403
     else:
@@ -285,6 +301,7 @@ def test_matrix_covers_every_organizer_url():
         .replace("{anna}", "<uuid:guest_id>")
         .replace("{teammate}", "<uuid:membership_id>")
         .replace("{request}", "<uuid:request_id>")
+        .replace("{invitation}", "<uuid:invitation_id>")
         for c in CASES
     }
     # Ticketed events' pages have their own matrix, with a world that sells tickets.
