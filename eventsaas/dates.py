@@ -112,6 +112,14 @@ def format_event_datetime(value, tz: "dt.tzinfo | str | None" = None, *, with_la
     return text
 
 
+def format_event_clock(value, tz: "dt.tzinfo | str | None" = None) -> str:
+    """The time of day in the event's zone, with the zone: "18:30 CET"; "" for no date."""
+    if not isinstance(value, dt.datetime):
+        return ""
+    local = event_local(value, zone_from(tz))
+    return f"{date_format(local, _TIME_FORMAT)} {zone_label(local)}"
+
+
 def format_event_range(starts_at, ends_at=None, tz: "dt.tzinfo | str | None" = None) -> str:
     """An event's time span in its zone, both dates when it crosses midnight, the zone once at the end.
 
