@@ -10,6 +10,8 @@ them in UTC (`event_local`) instead of failing.
 """
 
 import datetime as dt
+import functools
+import importlib.resources
 import zoneinfo
 
 from django.core.exceptions import ValidationError
@@ -143,3 +145,29 @@ def format_event_range(starts_at, ends_at=None, tz: "dt.tzinfo | str | None" = N
     else:
         end_text = _formatted(end, _DAY_FORMAT_SAME_YEAR if end.year == start.year else _DAY_FORMAT)
     return f"{start_text} – {end_text} {end_label}"
+
+
+@functools.cache
+def canonical_time_zones() -> tuple[str, ...]:
+    """The zones people choose from: tzdata's zone.tab (one or more per country, no aliases), and UTC.
+
+    `zoneinfo.available_timezones()` also lists about 150 deprecated links ("US/Pacific",
+    "Asia/Calcutta", "GB"); zone.tab names every place by its canonical name. Falls back
+    to the system's copy when the tzdata package is absent.
+    """
+    try:
+        text = importlib.resources.files("tzdata").joinpath("zoneinfo", "zone.tab").read_text(encoding="utf-8")
+    except (ModuleNotFoundError, FileNotFoundError):
+        text = _system_zone_tab()
+    names = {line.split("\t")[2] for line in text.splitlines() if line and not line.startswith("#")}
+    return ("UTC", *sorted(names))
+
+
+def _system_zone_tab() -> str:
+    for directory in zoneinfo.TZPATH:
+        try:
+            with open(f"{directory}/zone.tab", encoding="utf-8") as file:
+                return file.read()
+        except OSError:
+            continue
+    return ""
