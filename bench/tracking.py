@@ -227,9 +227,14 @@ def count_writes(args, guests, brokers: dict) -> dict:
             "last_access_at__max"
         ]
 
+    def later_base():
+        # Later than every stamp written before, so every run below moves the stamps; whole milliseconds,
+        # as the stamps are stored (MillisecondDateTimeField), so the comparisons below are exact.
+        base = timezone.now() + timedelta(seconds=1)
+        return base.replace(microsecond=base.microsecond // 1000 * 1000)
+
     # Without batching, as rows: each access written on its own (one INSERT, one UPDATE).
-    # Later than every stamp written before, so every run below moves the stamps.
-    base = timezone.now() + timedelta(seconds=1)
+    base = later_base()
     counter = WriteCounter()
     started = time.perf_counter()
     with connection.execute_wrapper(counter):
@@ -243,7 +248,7 @@ def count_writes(args, guests, brokers: dict) -> dict:
     for name, broker in brokers.items():
         use_broker(broker)
         purge_queue()
-        base = timezone.now() + timedelta(seconds=1)
+        base = later_base()
         for event in events(base):
             assert _broker_gate.publish(event), "publishing failed"
         counter = WriteCounter()

@@ -18,14 +18,17 @@
   batch of one: there is no worker to do it.
 """
 
+import base64
 import dataclasses
 import datetime
+import json
 import logging
 import time
 import uuid
 from functools import partial
 from typing import Any
 
+import redis
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -164,6 +167,69 @@ def _deliver(event: ActivityEvent) -> None:
     _broker_gate.publish(event)
 
 
+class _RedisListPublisher:
+    """Publishes to a Redis broker with one LPUSH, in the envelope kombu's Redis transport writes.
+
+    A Celery/kombu publish costs a pooled producer, a connection check and kombu's
+    message preparation on every request; the consumer (`activity_flush`, through
+    kombu) only needs the list entry. The envelope is kombu's own (virtual transport
+    `prepare_message` plus the delivery info and tag it adds), so kombu reads,
+    acknowledges and redelivers these messages like any other;
+    tests/workers/test_redis_worker.py checks it against the installed kombu.
+    """
+
+    def __init__(self, url: str):
+        # One connection pool per process (redis-py resets it after a fork); short timeouts: best effort.
+        self.client = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
+
+    def publish(self, body: dict) -> None:
+        encoded = base64.b64encode(json.dumps(body).encode()).decode()
+        envelope = {
+            "body": encoded,
+            "content-encoding": "utf-8",
+            "content-type": "application/json",
+            "headers": {},
+            "properties": {
+                "delivery_mode": 2,
+                "priority": 0,
+                "body_encoding": "base64",
+                "delivery_info": {"exchange": "", "routing_key": ACTIVITY_QUEUE.name},
+                "delivery_tag": str(uuid.uuid4()),
+            },
+        }
+        # Priority 0 is the queue's own key in kombu's Redis transport.
+        self.client.lpush(ACTIVITY_QUEUE.name, json.dumps(envelope))
+
+
+class _KombuPublisher:
+    """Publishes through Celery's producer pool: the folder broker, and Redis set-ups the LPUSH does not cover."""
+
+    def publish(self, body: dict) -> None:
+        with app.producer_pool.acquire(block=True, timeout=1) as producer:
+            # One quick connection attempt: never the minutes-long reconnect loop of a worker.
+            producer.connection.ensure_connection(  # type: ignore[union-attr]  # a pooled producer has one
+                max_retries=1, interval_start=0, interval_step=0, timeout=1
+            )
+            producer.publish(
+                body,
+                # The default exchange routes by queue name: on Redis one LPUSH, no binding lookup.
+                exchange="",
+                routing_key=ACTIVITY_QUEUE.name,
+                declare=[ACTIVITY_QUEUE],
+                serializer="json",
+                delivery_mode="persistent",  # type: ignore[arg-type]  # kombu takes the name too
+                retry=False,
+            )
+
+
+def _publisher_for(broker_url: str, transport_options: dict) -> "_RedisListPublisher | _KombuPublisher":
+    """The LPUSH for a plain Redis broker; kombu for what changes keys or connections (prefix, TLS, sentinel)."""
+    plain_redis = broker_url.startswith("redis://") and not (
+        transport_options.get("global_keyprefix") or app.conf.broker_use_ssl
+    )
+    return _RedisListPublisher(broker_url) if plain_redis else _KombuPublisher()
+
+
 class _BrokerGate:
     """Publishes activity messages; after a failure, stops trying for a while (per process).
 
@@ -175,6 +241,13 @@ class _BrokerGate:
     def __init__(self):
         self.closed_until = 0.0
         self.dropped = 0
+        self._publisher: tuple[str, _RedisListPublisher | _KombuPublisher] | None = None
+
+    def publisher(self) -> "_RedisListPublisher | _KombuPublisher":
+        url = str(app.conf.broker_url)
+        if self._publisher is None or self._publisher[0] != url:  # built once per process
+            self._publisher = (url, _publisher_for(url, app.conf.broker_transport_options or {}))
+        return self._publisher[1]
 
     def publish(self, event: ActivityEvent) -> bool:
         now = time.monotonic()
@@ -182,21 +255,7 @@ class _BrokerGate:
             self.dropped += 1
             return False
         try:
-            with app.producer_pool.acquire(block=True, timeout=1) as producer:
-                # One quick connection attempt: never the minutes-long reconnect loop of a worker.
-                producer.connection.ensure_connection(  # type: ignore[union-attr]  # a pooled producer has one
-                    max_retries=1, interval_start=0, interval_step=0, timeout=1
-                )
-                producer.publish(
-                    event.as_message(),
-                    # The default exchange routes by queue name: on Redis one LPUSH, no binding lookup.
-                    exchange="",
-                    routing_key=ACTIVITY_QUEUE.name,
-                    declare=[ACTIVITY_QUEUE],
-                    serializer="json",
-                    delivery_mode="persistent",  # type: ignore[arg-type]  # kombu takes the name too
-                    retry=False,
-                )
+            self.publisher().publish(event.as_message())
         except Exception as exc:
             backoff = settings.ACTIVITY_BROKER_BACKOFF_SECONDS
             self.closed_until = now + backoff
@@ -212,7 +271,9 @@ class _BrokerGate:
         return True
 
     def reset(self) -> None:
+        """Forget the back-off and the publisher (tests and benchmarks switch brokers)."""
         self.closed_until, self.dropped = 0.0, 0
+        self._publisher = None
 
 
 _broker_gate = _BrokerGate()

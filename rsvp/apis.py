@@ -1,6 +1,8 @@
 """The RSVP API: the guest logs in with code + last name, reads and answers the invitation, asks for a
 change after the deadline; organizers record answers for a guest's household and decide change requests."""
 
+import uuid
+
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import (
@@ -109,20 +111,79 @@ class InvitationSerializer(serializers.Serializer):
     change_request = ChangeRequestSerializer(allow_null=True, help_text="The guest's latest change request")
 
 
-def invitation_data(guest: Guest) -> dict:
-    household = services.household_for(guest=guest)
-    return InvitationSerializer(
-        {
-            "guest": household.guest,
-            "members": household.members,
-            "expected_total": household.expected_total,
-            "head_count": household.head_count,
-            "event": guest.event,
-            "rsvp_open": guest.event.is_rsvp_open(),
-            "rsvp_state": guest.event.rsvp_state(),
-            "change_request": selectors.change_request_latest(guest=guest),
-        }
-    ).data
+# The guest API's hottest read answers with plain dicts: building InvitationSerializer's ~60 fields
+# (deep copies of every declared field) cost more than the queries. The serializer stays the schema;
+# tests/api/test_rsvp_representation.py checks these dicts equal its output, field for field.
+_DATETIME = serializers.DateTimeField()  # DRF's own ISO 8601 in the current time zone ("Z" for UTC)
+
+
+def _datetime(value) -> str | None:
+    return None if value is None else _DATETIME.to_representation(value)
+
+
+def _member_data(member: Guest) -> dict:
+    return {
+        "id": str(member.pk),
+        "first_name": member.first_name,
+        "last_name": member.last_name,
+        "status": member.status,
+        "num_guests": member.num_guests,
+        "expected_guests": member.expected_guests,
+        "answered_by": member.answered_by_kind,
+        "answered_by_guest_id": str(member.answered_by_guest_id) if member.answered_by_guest_id else None,
+        "rsvp_at": _datetime(member.rsvp_at),
+        "dietary": member.dietary,
+        "answers": {str(key): str(value) for key, value in member.answers.items()},
+    }
+
+
+def _event_data(event) -> dict:
+    return {
+        "id": str(event.pk),
+        "name": event.name,
+        "description": event.description,
+        "starts_at": _datetime(event.starts_at),
+        "ends_at": _datetime(event.ends_at),
+        "timezone": event.timezone,
+        "location": event.location,
+        "dress_code": event.dress_code,
+        "rsvp_deadline": _datetime(event.rsvp_deadline),
+        "language": event.language,
+        "contact_email": event.contact_email,
+        "questions": [
+            {"key": q["key"], "label": q["label"], "choices": [str(c) for c in q.get("choices", [])]}
+            for q in event.questions
+        ],
+    }
+
+
+def _change_request_data(change: ChangeRequest | None) -> dict | None:
+    if change is None:
+        return None
+    return {
+        "id": str(change.pk),
+        "status": change.status,
+        "proposed": {str(key): value for key, value in change.proposed.items()},
+        "message": change.message,
+        "created_at": _datetime(change.created_at),
+        "decided_at": _datetime(change.decided_at),
+        "response": change.response,
+    }
+
+
+def invitation_data(household: services.Household) -> dict:
+    """The guest's invitation as GET /api/v1/rsvp answers it (InvitationSerializer's shape)."""
+    guest, event = household.guest, household.guest.event
+    return {
+        "guest": _member_data(guest),
+        "members": [_member_data(member) for member in household.members],
+        "expected_total": household.expected_total,
+        "head_count": household.head_count,
+        "event": _event_data(event),
+        "rsvp_open": event.is_rsvp_open(),
+        "rsvp_state": event.rsvp_state(),
+        "change_request": _change_request_data(selectors.change_request_latest(guest=guest)),
+    }
 
 
 # --- what is answered: two shapes of one body ------------------------------------------------------
@@ -385,6 +446,17 @@ class GuestLoginApi(APIView):
         return Response(self.OutputSerializer(output).data)
 
 
+def _token_no_longer_valid() -> exceptions.AuthenticationFailed:
+    return exceptions.AuthenticationFailed(_("This token is no longer valid; log in again."))
+
+
+def _check_token_guest(guest: Guest | None, claims) -> Guest:
+    """A regenerated code or an archived event ends the token."""
+    if guest is None or guest.event.is_archived or code_fingerprint(guest.code) != claims.get("code_fp"):
+        raise _token_no_longer_valid()
+    return guest
+
+
 def guest_from_token(request) -> Guest:
     """The guest named by the token, scoped by its tenant and event; a regenerated code ends the token."""
     claims = request.auth
@@ -393,9 +465,25 @@ def guest_from_token(request) -> Guest:
         .filter(pk=claims["sub"], tenant_id=claims.get("tenant_id"), event_id=claims.get("event_id"))
         .first()
     )
-    if guest is None or guest.event.is_archived or code_fingerprint(guest.code) != claims.get("code_fp"):
-        raise exceptions.AuthenticationFailed(_("This token is no longer valid; log in again."))
-    return guest
+    return _check_token_guest(guest, claims)
+
+
+def household_from_token(request) -> services.Household:
+    """guest_from_token and the guest's household, read together (one query while the token's group is current)."""
+    claims = request.auth
+    try:
+        household = services.household_with_hint(
+            tenant_id=uuid.UUID(claims.get("tenant_id")),
+            event_id=uuid.UUID(claims.get("event_id")),
+            guest_id=uuid.UUID(claims["sub"]),
+            group_hint=uuid.UUID(claims["group_id"]) if claims.get("group_id") else None,
+        )
+    except (TypeError, ValueError, AttributeError) as exc:  # a token of ours always has them; not worth a 500
+        raise _token_no_longer_valid() from exc
+    if household is None:
+        raise _token_no_longer_valid()
+    _check_token_guest(household.guest, claims)
+    return household
 
 
 class RsvpApi(APIView):
@@ -403,9 +491,9 @@ class RsvpApi(APIView):
 
     @extend_schema(operation_id="rsvp_read", responses={200: InvitationSerializer}, tags=["guest"])
     def get(self, request):
-        guest = guest_from_token(request)
-        track_activity(guest=guest, kind=GuestActivity.Kind.API_CALL, request=request)
-        return Response(invitation_data(guest))
+        household = household_from_token(request)
+        track_activity(guest=household.guest, kind=GuestActivity.Kind.API_CALL, request=request)
+        return Response(invitation_data(household))
 
     @extend_schema(
         operation_id="rsvp_answer",
@@ -441,7 +529,7 @@ class RsvpApi(APIView):
         except services.RsvpConflict:
             return answer_changed_response()
         track_activity(guest=guest, kind=GuestActivity.Kind.RSVP_SUBMITTED, request=request)
-        return Response(invitation_data(guest))
+        return Response(invitation_data(services.household_for(guest=guest)))
 
 
 class RsvpChangeRequestApi(APIView):

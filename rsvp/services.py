@@ -36,6 +36,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -164,6 +165,29 @@ def household_for(*, guest: Guest) -> Household:
         raise Guest.DoesNotExist()
     own.event, own.tenant = guest.event, guest.tenant
     return Household(guest=own, members=[row for row in rows if row.pk != guest.pk])
+
+
+def household_with_hint(
+    *, tenant_id: uuid.UUID, event_id: uuid.UUID, guest_id: uuid.UUID, group_hint: uuid.UUID | None
+) -> Household | None:
+    """The guest (with its event and organization) and its household, in one query when the hint is current.
+
+    `group_hint` is the group the guest had when its token was issued. Groups change
+    (joining or leaving is one update of one guest), so the hint is only trusted after
+    the guest's own row confirms it; a guest who moved since costs a second query.
+    None when the guest does not exist in that organization and event.
+    """
+    scope = Guest.objects.select_related("event", "tenant").filter(tenant_id=tenant_id, event_id=event_id)
+    wanted = Q(pk=guest_id) | Q(group_id=group_hint) if group_hint else Q(pk=guest_id)
+    rows = list(scope.filter(wanted).order_by("first_name", "pk"))
+    own = next((row for row in rows if row.pk == guest_id), None)
+    if own is None:
+        return None
+    if own.group_id is not None and own.group_id != group_hint:
+        rows = list(scope.filter(group_id=own.group_id).order_by("first_name", "pk"))
+        own = next((row for row in rows if row.pk == guest_id), own)
+    members = [row for row in rows if row.pk != own.pk and own.group_id is not None and row.group_id == own.group_id]
+    return Household(guest=own, members=members)
 
 
 # --- what is answered -------------------------------------------------------------------------------

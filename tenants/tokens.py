@@ -69,6 +69,8 @@ def guest_access_token(guest) -> str:
             "tenant_id": str(guest.tenant_id),
             "event_id": str(guest.event_id),
             "code_fp": code_fingerprint(guest.code),
+            # The household when issued: lets the API read guest and household in one query (a hint, checked).
+            "group_id": str(guest.group_id) if guest.group_id else None,
             "token_type": "access",
             "exp": int((now + settings.JWT_GUEST_TOKEN_LIFETIME).timestamp()),
         }
