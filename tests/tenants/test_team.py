@@ -1,9 +1,12 @@
 """The team page: who may change roles, remove, withdraw or resend invitations and leave; the last owner stays."""
 
+import threading
+from contextlib import nullcontext
 from datetime import timedelta
 
 import pytest
 from django.core import mail
+from django.db import connection, transaction
 from django.test import Client
 from django.utils import timezone
 
@@ -243,3 +246,36 @@ def test_access_ends_at_once_for_sessions_and_api_tokens(tenant, team, how):
         assert edit.status_code == 403
     else:
         assert teammate_page.get(f"/o/{tenant.slug}/").status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("in_transaction", [False, True], ids=["autocommit", "atomic"])
+def test_two_owners_demoting_each_other_in_parallel_keep_an_owner(tenant, in_transaction):
+    """Real parallel connections, many rounds, with and without a transaction around each change."""
+    if connection.vendor == "sqlite":
+        pytest.skip("SQLite serialises writers; the race is shown on PostgreSQL")
+    for _round in range(15):
+        a = MembershipFactory(tenant=tenant, role=Role.OWNER)
+        b = MembershipFactory(tenant=tenant, role=Role.OWNER)
+        Membership.objects.filter(tenant=tenant, role=Role.OWNER).exclude(pk__in=[a.pk, b.pk]).update(role=Role.ADMIN)
+        barrier = threading.Barrier(2)
+
+        def demote(actor, target, barrier=barrier):
+            try:
+                barrier.wait()
+                with transaction.atomic() if in_transaction else nullcontext():
+                    services.membership_role_change(
+                        membership=Membership.objects.get(pk=target.pk), role=Role.ADMIN, acting_membership=actor
+                    )
+            except services.ValidationError:
+                pass
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=demote, args=(a, b)), threading.Thread(target=demote, args=(b, a))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+        assert Membership.objects.filter(tenant=tenant, role=Role.OWNER).count() >= 1
