@@ -19,6 +19,7 @@ from billing.forms_organizer import CheckInForm, RefundForm
 from billing.models import ATTENTION_STATUSES, Order
 from billing.views import order_lines
 from events.selectors import ticketed_event_get
+from eventsaas.dates import format_event_clock
 from eventsaas.forms import add_service_errors
 from eventsaas.money import money_format
 from eventsaas.spreadsheets import export_filename, file_format_or_404, spreadsheet_response
@@ -208,11 +209,12 @@ def _check_in_message(event, outcome: services.CheckInResult) -> str:
         return _("Valid — %(type)s, %(name)s") % {"type": ticket.ticket_type.name, "name": name}
     if outcome.result == "already_checked_in":
         at = timezone.localtime(outcome.checked_in_at, event.tzinfo)
+        time = format_event_clock(outcome.checked_in_at, event.tzinfo)
         if at.date() == timezone.localtime(timezone.now(), event.tzinfo).date():
-            return _("Already checked in at %(time)s") % {"time": at.strftime("%H:%M")}
+            return _("Already checked in at %(time)s") % {"time": time}
         return _("Already checked in on %(date)s at %(time)s") % {
             "date": formats.date_format(at, "SHORT_DATE_FORMAT"),
-            "time": at.strftime("%H:%M"),
+            "time": time,
         }
     if outcome.result == "void":
         if ticket.order.status in {Order.Status.REFUNDED, Order.Status.PARTIALLY_REFUNDED}:

@@ -49,6 +49,7 @@ class World:
     other_event: Event
     other_guest: Guest
     teammate: Membership  # A's door staff: the team page's role and removal forms act on it
+    invitation: Invitation  # A's pending invitation: the team page withdraws or resends it
 
 
 EVENT_FORM = {
@@ -89,6 +90,7 @@ class Case:
     owner_only: bool = False  # admins are refused too
     writes: bool = True  # an allowed POST changes the database (a preview does not)
     ok_status: int | None = None  # what an allowed request answers, when not 200 (GET) / 302 (POST)
+    any_member: bool = False  # every member may (leaving); the matrix's owner is the last one and stays
 
     def url(self, world: World, slug: str) -> str:
         ids = {
@@ -99,6 +101,7 @@ class Case:
             "request": world.change_request.pk,
             "csv": "csv",
             "xlsx": "xlsx",
+            "invitation": world.invitation.pk,
         }
         return f"/o/{slug}/" + self.path.format(**ids)
 
@@ -174,6 +177,9 @@ CASES = [
         owner_only=True,
     ),
     Case("team_member_remove", "POST", "team/{teammate}/remove/", owner_only=True),
+    Case("team_invitation_revoke", "POST", "team/invitations/{invitation}/revoke/", owner_only=True),
+    Case("team_invitation_resend", "POST", "team/invitations/{invitation}/resend/", owner_only=True),
+    Case("team_leave", "POST", "team/leave/", has_ids=False, any_member=True),
 ]
 
 
@@ -227,7 +233,12 @@ def world(db):
     other_event = EventFactory(tenant=other_tenant, name="Rival gala")
     other_guest = GuestFactory(event=other_event, first_name="Rita", last_name="Rival")
     teammate = MembershipFactory(tenant=tenant, role=Role.DOOR)
-    return World(tenant, event, anna, lisa, carl, change_request, other_tenant, other_event, other_guest, teammate)
+    invitation = Invitation.objects.create(
+        tenant=tenant, email="pending@example.com", role=Role.VIEWER, token="t" * 40, expires_at=event.starts_at
+    )
+    return World(
+        tenant, event, anna, lisa, carl, change_request, other_tenant, other_event, other_guest, teammate, invitation
+    )
 
 
 def _client_for(actor: str, world: World) -> Client:
@@ -257,7 +268,10 @@ def test_isolation_matrix(world, case, actor):
         response = client.post(url, case.payload(world))
 
     after = db_snapshot()
-    allowed_write = case.method == "POST" and (actor == OWNER or (actor == ADMIN and not case.owner_only))
+    if case.any_member:
+        allowed_write = case.method == "POST" and actor in (VIEWER, DOOR, ADMIN)
+    else:
+        allowed_write = case.method == "POST" and (actor == OWNER or (actor == ADMIN and not case.owner_only))
 
     if actor == ANONYMOUS:
         if case.method == "GET" or response.status_code != 403:
@@ -271,6 +285,8 @@ def test_isolation_matrix(world, case, actor):
         # The page (or the download) is tenant A's: its data, never tenant B's.
         body = download_text(response)
         assert "Rival" not in body and world.other_guest.code not in body
+    elif case.any_member:
+        assert response.status_code == 302
     elif actor in (VIEWER, DOOR) or not allowed_write:
         assert response.status_code == 403
     else:
@@ -315,6 +331,7 @@ def test_matrix_covers_every_organizer_url():
         .replace("{request}", "<uuid:request_id>")
         .replace("{csv}", "<str:file_format>")
         .replace("{xlsx}", "<str:file_format>")
+        .replace("{invitation}", "<uuid:invitation_id>")
         for c in CASES
     }
     # Ticketed events' pages have their own matrix, with a world that sells tickets.

@@ -424,7 +424,7 @@ def test_check_in_valid_then_already_checked_in_with_the_time(member_client, con
     ticket.refresh_from_db()
     local = timezone.localtime(ticket.checked_in_at, concert.tzinfo)
     assert _result(second) == "already_checked_in"
-    assert f"Already checked in at {local:%H:%M}" in _result_text(second)
+    assert f"Already checked in at {local:%H:%M} {local.tzname()}" in _result_text(second)  # with the zone's label
     assert ticket.checked_in_by == first.wsgi_request.user
 
 
@@ -437,7 +437,7 @@ def test_check_in_on_an_earlier_day_says_which_day(owner_client, concert, genera
 
     local = timezone.localtime(earlier, concert.tzinfo)
     assert _result(response) == "already_checked_in"
-    assert f"Already checked in on {local:%m/%d/%Y} at {local:%H:%M}" in _result_text(response)
+    assert f"Already checked in on {local:%m/%d/%Y} at {local:%H:%M} {local.tzname()}" in _result_text(response)
 
 
 def test_check_in_names_the_attendee_printed_on_the_ticket(owner_client, concert, general, buy):

@@ -218,7 +218,7 @@ def test_events_list_shows_dates_in_each_events_timezone(owner_client, tenant):
 
     page = owner_client.get(_url("events:list", tenant)).content.decode()
 
-    assert _row(page, "Tokyo Launch")[1] == "June 3, 2030, 10 a.m."
+    assert _row(page, "Tokyo Launch")[1] == "Mon 3 Jun 2030, 10:00 JST"
 
 
 # --- dietary report -------------------------------------------------------------------------------
