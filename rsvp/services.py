@@ -171,14 +171,15 @@ def household_for(*, guest: Guest) -> Household:
 def household_with_hint(
     *, tenant_id: uuid.UUID, event_id: uuid.UUID, guest_id: uuid.UUID, group_hint: uuid.UUID | None
 ) -> Household | None:
-    """The guest (with its event and organization) and its household, in one query when the hint is current.
+    """The guest (with its event) and its household, in one query when the hint is current.
 
     `group_hint` is the group the guest had when its token was issued. Groups change
     (joining or leaving is one update of one guest), so the hint is only trusted after
     the guest's own row confirms it; a guest who moved since costs a second query.
     None when the guest does not exist in that organization and event.
     """
-    scope = Guest.objects.select_related("event", "tenant").filter(tenant_id=tenant_id, event_id=event_id)
+    # The event, not the organization: the invitation needs no tenant column (a third of the row's columns).
+    scope = Guest.objects.select_related("event").filter(tenant_id=tenant_id, event_id=event_id)
     wanted = Q(pk=guest_id) | Q(group_id=group_hint) if group_hint else Q(pk=guest_id)
     rows = list(scope.filter(wanted).order_by("first_name", "pk"))
     own = next((row for row in rows if row.pk == guest_id), None)
