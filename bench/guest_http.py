@@ -82,6 +82,13 @@ def parse_args(argv=None):
     parser.add_argument("--rush-buyers", type=int, default=1000)
     parser.add_argument("--seats", type=int, default=100, help="seats of the rushed ticket type")
     parser.add_argument("--concurrency", type=int, default=50, help="checkout clients at once")
+    parser.add_argument(
+        "--server-side-binding", action="store_true", help="DB_SERVER_SIDE_BINDING=1 (psycopg prepared statements)"
+    )
+    parser.add_argument(
+        "--no-health-checks", action="store_true", help="DB_CONN_HEALTH_CHECKS=0 (no SELECT 1 per request)"
+    )
+    parser.add_argument("--only-paths", action="store_true", help="the wrk rows only, no checkout")
     return parser.parse_args(argv)
 
 
@@ -207,6 +214,8 @@ def main(argv=None) -> int:
         DEBUG="0",
         DATABASE_URL=database.url,
         DB_CONN_MAX_AGE="60",
+        DB_CONN_HEALTH_CHECKS="0" if args.no_health_checks else "1",
+        DB_SERVER_SIDE_BINDING="1" if args.server_side_binding else "0",
         REDIS_URL=args.redis_url,
         TEST_PAYMENTS="1",
         TEST_PAYMENTS_SECRET_FILE=str(folder / "webhook-secret"),
@@ -236,7 +245,9 @@ def main(argv=None) -> int:
         print(f"  software: {versions(database.url)}")
         print(
             f"  servers : gunicorn -k {args.worker_class} -w {args.workers} --threads {args.threads}; product with "
-            "DEBUG=0, PostgreSQL, REDIS_URL, DB_CONN_MAX_AGE=60, test-payment mode"
+            "DEBUG=0, PostgreSQL, REDIS_URL, DB_CONN_MAX_AGE=60, test-payment mode, "
+            f"DB_CONN_HEALTH_CHECKS={0 if args.no_health_checks else 1}, "
+            f"DB_SERVER_SIDE_BINDING={1 if args.server_side_binding else 0}"
         )
         print(f"  load    : wrk -t {args.wrk_threads} -c {args.connections} -d {args.duration}s (after 2 s warm-up)")
 
@@ -275,6 +286,10 @@ def main(argv=None) -> int:
                 f"{ratio:6.2f}x {p95_ratio:7.1f}x  {verdict}"
             )
 
+        if args.only_paths:
+            for failure in failures:
+                print(f"FAILED: {failure}")
+            return 1 if failures else 0
         organizer = demo["organizer"]
         login = {"email": organizer["email"], "password": organizer["password"]}
         token = call_json("POST", f"{product.base}/api/v1/auth/token", login)["access"]

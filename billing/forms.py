@@ -2,9 +2,8 @@
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext
 
-from billing.services import CheckoutItem, CheckoutRequest
+from billing.services import MAX_TICKETS_PER_ORDER, CheckoutItem, CheckoutRequest
 from eventsaas.forms import EventQuestionsMixin
 from eventsaas.money import money_format
 
@@ -14,6 +13,10 @@ class ShopForm(EventQuestionsMixin, forms.Form):
 
     Seats are not checked here: the remaining count shown may be stale by the time
     the form is sent, and only the service's conditional update knows for sure.
+
+    A name per ticket is one field per seat (`attendee_1` ... `attendee_N`), N being the quantities the form
+    was given (posted, or carried over as initial values by the shop's "Update" button without JavaScript;
+    static/js/shop.js adds and removes them as quantities change). A blank one is an error on that field.
     """
 
     buyer_name = forms.CharField(
@@ -23,13 +26,6 @@ class ShopForm(EventQuestionsMixin, forms.Form):
         label=_("Email"),
         help_text=_("Your tickets are sent to this address."),
         widget=forms.EmailInput(attrs={"autocomplete": "email"}),
-    )
-    attendees = forms.CharField(
-        label=_("Name on each ticket"),
-        help_text=_("One name per line, one line per ticket, in the order of the tickets above."),
-        required=False,
-        max_length=20000,
-        widget=forms.Textarea(attrs={"rows": 3, "autocomplete": "off"}),
     )
     dietary = forms.CharField(
         label=_("Dietary needs or allergies"),
@@ -44,10 +40,6 @@ class ShopForm(EventQuestionsMixin, forms.Form):
         super().__init__(*args, **kwargs)
         self.ticket_types = list(ticket_types)
         self.names_required = names_required
-        if not names_required:
-            del self.fields["attendees"]
-        else:
-            self.fields["attendees"].required = True
         for ticket_type in self.ticket_types:
             limit = min(ticket_type.max_per_order, ticket_type.remaining)
             field = self.fields[self.quantity_name(ticket_type)] = forms.IntegerField(
@@ -66,11 +58,52 @@ class ShopForm(EventQuestionsMixin, forms.Form):
             )
             # The browser offers what can be had now; IntegerField would set the per-order maximum.
             field.widget.attrs["max"] = limit
+            field.widget.attrs["data-price"] = ticket_type.price
+            field.widget.attrs["data-currency"] = ticket_type.currency
+            field.widget.attrs["data-name"] = ticket_type.name
+        self.seat_types = self._chosen_seat_types()
+        if names_required:
+            for seat, ticket_type in enumerate(self.seat_types, start=1):
+                self.fields[self.attendee_name(seat)] = forms.CharField(
+                    label=_("Name on ticket %(number)s (%(type)s)") % {"number": seat, "type": ticket_type.name},
+                    max_length=200,
+                    error_messages={"required": _("Enter the name of the person for this ticket.")},
+                    widget=forms.TextInput(attrs={"autocomplete": "off", "data-attendee": ""}),
+                )
         self.add_question_fields(questions)
 
     @staticmethod
     def quantity_name(ticket_type) -> str:
         return f"qty_{ticket_type.pk}"
+
+    @staticmethod
+    def attendee_name(seat: int) -> str:
+        return f"attendee_{seat}"
+
+    def _chosen_seat_types(self) -> list:
+        """One ticket type per seat, in the shop's order, from the quantities given; unreadable ones count 0."""
+        given = self.data if self.is_bound else self.initial
+        seats: list = []
+        for ticket_type in self.ticket_types:
+            try:
+                quantity = int(given.get(self.quantity_name(ticket_type)) or 0)
+            except (TypeError, ValueError):
+                quantity = 0
+            quantity = max(0, min(quantity, ticket_type.max_per_order, MAX_TICKETS_PER_ORDER - len(seats)))
+            seats.extend([ticket_type] * quantity)
+        return seats
+
+    @property
+    def attendee_fields(self) -> list[forms.BoundField]:
+        return [self[self.attendee_name(seat)] for seat in range(1, len(self.seat_types) + 1) if self.names_required]
+
+    @property
+    def total_display(self) -> str:
+        """The price of the tickets chosen, as text; empty for none, or for several currencies (refused anyway)."""
+        currencies = {ticket_type.currency for ticket_type in self.seat_types}
+        if len(currencies) != 1:
+            return ""
+        return money_format(sum(ticket_type.price for ticket_type in self.seat_types), currencies.pop())
 
     @property
     def ticket_rows(self) -> list[tuple]:
@@ -86,23 +119,7 @@ class ShopForm(EventQuestionsMixin, forms.Form):
         total = sum(quantities)
         if not any(self.has_error(self.quantity_name(t)) for t in self.ticket_types) and total == 0:
             raise forms.ValidationError(_("Choose at least one ticket."), code="no_tickets")
-        if self.names_required and "attendees" in cleaned and total:
-            count = len(self._names(cleaned["attendees"]))
-            if count != total:
-                self.add_error(
-                    "attendees",
-                    ngettext(
-                        "Give one name per ticket: %(count)s name, one per line.",
-                        "Give one name per ticket: %(count)s names, one per line.",
-                        total,
-                    )
-                    % {"count": total},
-                )
         return cleaned
-
-    @staticmethod
-    def _names(text: str) -> list[str]:
-        return [line.strip() for line in (text or "").splitlines() if line.strip()]
 
     def checkout_request(self, *, language: str) -> CheckoutRequest:
         data = self.cleaned_data
@@ -114,7 +131,7 @@ class ShopForm(EventQuestionsMixin, forms.Form):
             ],
             buyer_name=data["buyer_name"],
             buyer_email=data["buyer_email"],
-            attendee_names=self._names(data.get("attendees", "")),
+            attendee_names=[data[field.name] for field in self.attendee_fields],
             dietary=data.get("dietary", ""),
             answers=self.answers(),
             access_code=data.get("code", ""),

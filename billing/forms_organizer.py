@@ -14,6 +14,11 @@ class RefundForm(forms.Form):
         required=False,
         help_text=_("Leave empty to refund everything that is left."),
     )
+    # A refund cannot be taken back: the box is the confirmation step, and it works without JavaScript.
+    confirm = forms.BooleanField(
+        label=_("Yes, refund: the money goes back to the buyer and the tickets it covers are voided."),
+        error_messages={"required": _("Tick the box to confirm the refund; nothing was refunded.")},
+    )
 
     def __init__(self, *args, currency: str, **kwargs):
         super().__init__(*args, **kwargs)

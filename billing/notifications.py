@@ -14,7 +14,8 @@ from django.utils.translation import gettext as _
 
 from billing.models import Order, Ticket
 from billing.qr import qr_png
-from eventsaas.mail import email_subject
+from events.calendar import event_calendar, event_calendar_filename
+from eventsaas.mail import EmailWithInlineImages, calendar_attachment, email_subject, sender_in_name_of
 from eventsaas.money import money_format
 from tenants.selectors import event_organizer_emails
 
@@ -50,32 +51,35 @@ def _send(order: Order) -> None:
     event = order.event
     tickets = list(Ticket.objects.filter(order_id=order.pk, status=Ticket.Status.VALID).select_related("ticket_type"))
     language = order.language or event.language
+    order_url = settings.SITE_URL + order_page_path(order)
     with translation.override(language), timezone.override(event.tzinfo):
         context = {
             "event": event,
             "order": order,
             "tickets": tickets,
             "total": money_format(order.total, order.currency, locale=language),
-            "order_url": settings.SITE_URL + order_page_path(order),
+            "order_url": order_url,
         }
         subject = email_subject(_("Your tickets for %(event)s"), event=event.name)
         text = render_to_string("emails/tickets.txt", context)
         html = render_to_string("emails/tickets.html", context)
-    email = EmailMultiAlternatives(
+        calendar = event_calendar(event=event, link=order_url, link_label=_("Your tickets"))
+    # In the organization's name (the site's address), as the guests' emails.
+    email = EmailWithInlineImages(
         subject=subject,
         body=text,
-        from_email=settings.DEFAULT_FROM_EMAIL,
+        from_email=sender_in_name_of(event.tenant.name),
         to=[order.buyer_email],
         reply_to=[event.contact_email] if event.contact_email else None,
     )
     email.attach_alternative(html, "text/html")
     # Inline images referenced as cid:ticket-<code> from the HTML part.
-    email.mixed_subtype = "related"  # type: ignore[attr-defined]  # a class attribute of EmailMessage
     for ticket in tickets:
         image = MIMEImage(qr_png(ticket.code), "png")
         image.add_header("Content-ID", f"<ticket-{ticket.code}>")
         image.add_header("Content-Disposition", "inline", filename=f"ticket-{ticket.display_code}.png")
         email.attach(image)
+    email.attach(calendar_attachment(calendar, filename=event_calendar_filename(event)))
     email.send()
 
 

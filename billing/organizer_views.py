@@ -12,15 +12,17 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils import formats, timezone
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from billing import selectors, services
+from billing import exports, selectors, services
 from billing.forms_organizer import CheckInForm, RefundForm
 from billing.models import ATTENTION_STATUSES, Order
 from billing.views import order_lines
 from events.selectors import ticketed_event_get
+from eventsaas.dates import format_event_clock
 from eventsaas.forms import add_service_errors
 from eventsaas.money import money_format
+from eventsaas.spreadsheets import export_filename, file_format_or_404, spreadsheet_response
 from guests.codes import normalize_code
 from tenants.middleware import check_in_view
 
@@ -39,16 +41,23 @@ def _order_of(request, event, order_id) -> Order:
 # --- Orders ---------------------------------------------------------------------------------------
 
 
+def _status_filter(request) -> tuple[str, tuple[str, ...]]:
+    """The order list's `status` choice and the statuses it shows (none: all); the page's and its export's."""
+    status = request.GET.get("status", "")
+    if status == ATTENTION:
+        return status, tuple(ATTENTION_STATUSES)
+    if status in Order.Status.values:
+        return status, (status,)
+    return "", ()
+
+
 def order_list(request, event_id):
     event = ticketed_event_get(tenant=request.tenant, event_id=event_id)
-    status = request.GET.get("status", "")
     counts = selectors.order_status_counts(event=event)
-    if status == ATTENTION:
-        orders = selectors.order_list(event=event).filter(status__in=ATTENTION_STATUSES)
-    elif status in Order.Status.values:
-        orders = selectors.order_list(event=event, status=status)
-    else:
-        status, orders = "", selectors.order_list(event=event)
+    status, statuses = _status_filter(request)
+    orders = selectors.order_list(event=event)
+    if statuses:
+        orders = orders.filter(status__in=statuses)
     page = Paginator(orders, ORDERS_PAGE_SIZE).get_page(request.GET.get("page"))
     for order in page:
         order.total_display = money_format(order.total, order.currency)
@@ -63,6 +72,35 @@ def order_list(request, event_id):
     ]
     context = {"event": event, "page": page, "status": status, "filters": filters}
     return render(request, "billing/organizer/order_list.html", context)
+
+
+# --- Exports ----------------------------------------------------------------------------------------
+# Every member who can open the pages can download them (as guests/views.py's exports). A ticket's
+# code lets its bearer in, and a file travels further than a page: only owners and admins get the
+# codes in a file; viewers and door staff download the same list without them.
+
+
+def _download(event, sheet, *, what: str, file_format):
+    filename = export_filename(stem=event.slug, what=what, file_format=file_format, tz=event.tzinfo)
+    return spreadsheet_response(sheet, file_format=file_format, filename=filename)
+
+
+@require_safe
+def order_export(request, event_id, file_format):
+    """The orders as CSV or Excel, filtered by status as the page is (its query string)."""
+    event = ticketed_event_get(tenant=request.tenant, event_id=event_id)
+    chosen = file_format_or_404(file_format)
+    _, statuses = _status_filter(request)
+    return _download(event, exports.order_sheet(event=event, statuses=statuses), what="orders", file_format=chosen)
+
+
+@require_safe
+def check_in_export(request, event_id, file_format):
+    """Every ticket with its check-in (when, by whom) as CSV or Excel."""
+    event = ticketed_event_get(tenant=request.tenant, event_id=event_id)
+    chosen = file_format_or_404(file_format)
+    sheet = exports.ticket_sheet(event=event, include_codes=request.membership.can_edit)
+    return _download(event, sheet, what="check-ins", file_format=chosen)
 
 
 def _order_page(request, event, order, *, refund_form=None, status=200):
@@ -171,11 +209,12 @@ def _check_in_message(event, outcome: services.CheckInResult) -> str:
         return _("Valid — %(type)s, %(name)s") % {"type": ticket.ticket_type.name, "name": name}
     if outcome.result == "already_checked_in":
         at = timezone.localtime(outcome.checked_in_at, event.tzinfo)
+        time = format_event_clock(outcome.checked_in_at, event.tzinfo)
         if at.date() == timezone.localtime(timezone.now(), event.tzinfo).date():
-            return _("Already checked in at %(time)s") % {"time": at.strftime("%H:%M")}
+            return _("Already checked in at %(time)s") % {"time": time}
         return _("Already checked in on %(date)s at %(time)s") % {
             "date": formats.date_format(at, "SHORT_DATE_FORMAT"),
-            "time": at.strftime("%H:%M"),
+            "time": time,
         }
     if outcome.result == "void":
         if ticket.order.status in {Order.Status.REFUNDED, Order.Status.PARTIALLY_REFUNDED}:

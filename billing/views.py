@@ -72,14 +72,15 @@ def shop(request, event_id):
         return _shop_page(request, event, language)
 
 
-def _shop_form(event, data, access_code: str) -> ShopForm:
+def _shop_form(event, data, access_code: str, *, carried=None) -> ShopForm:
+    """The shop's form: bound to a POST, or unbound with `carried` values (the "Update" button's)."""
     types = events_selectors.ticket_types_for_sale(event=event, access_code=access_code)
     return ShopForm(
         data,
         ticket_types=types,
         questions=event.questions or [],
         names_required=event.attendee_names_required,
-        initial={"code": access_code},
+        initial={**(carried or {}), "code": access_code},
     )
 
 
@@ -126,7 +127,12 @@ def _shop_page(request, event, language):
     access_code = ((data or request.GET).get("code") or "").strip()[:40]
     attempt = _CheckoutAttempt(_shop_form(event, data, access_code))
     mode = payments.payment_mode()
-    if request.method == "POST":
+    if request.method == "POST" and "update" in request.POST:
+        # Without JavaScript, "Update" shows the total and a name field per ticket for the quantities chosen:
+        # the same page with what was typed, nothing checked or reserved yet.
+        carried = {key: value for key, value in request.POST.items() if key != "csrfmiddlewaretoken"}
+        attempt = _CheckoutAttempt(_shop_form(event, None, access_code, carried=carried))
+    elif request.method == "POST":
         attempt = _shop_checkout(request, event, language, attempt.form, access_code)
         if attempt.redirect is not None:
             return attempt.redirect

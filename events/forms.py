@@ -7,7 +7,7 @@ from django.utils.translation import gettext_lazy as _
 
 from events.models import Event, TicketType, known_timezones
 from events.services import questions_from_text, questions_to_text
-from eventsaas.dates import event_local, validate_sane_datetime
+from eventsaas.dates import canonical_time_zones, event_local, validate_sane_datetime
 from eventsaas.forms import AmountField
 from eventsaas.money import CURRENCY_CHOICES, amount_to_minor_units, minor_units_to_text
 
@@ -29,8 +29,26 @@ def _check_range(form, name: str, cleaned: dict) -> None:
         form.add_error(name, error)  # also drops it from cleaned_data
 
 
-def _timezone_choices():
-    return [(name, name) for name in sorted(known_timezones()) if "/" in name or name == "UTC"]
+def _timezone_choices(current: str | None = None) -> list:
+    """UTC first, then the canonical zones grouped by region (Europe, America…); an event's
+    older, non-canonical zone stays selectable so the event keeps validating."""
+    zones = canonical_time_zones()
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for name in zones[1:]:
+        region = name.split("/", 1)[0]
+        groups.setdefault(region, []).append((name, name.split("/", 1)[1].replace("_", " ")))
+    choices: list = [("UTC", "UTC")]
+    if current and current not in zones and current in known_timezones():
+        choices.append((current, current))
+    choices.extend((region, members) for region, members in groups.items())
+    return choices
+
+
+class TimeZoneSelect(forms.Select):
+    """The zone picker; static/js/timezone.js sets a new event's zone from the browser's."""
+
+    def __init__(self, attrs=None):
+        super().__init__(attrs={"data-browser-timezone": "", **(attrs or {})})
 
 
 class EventForm(forms.ModelForm):
@@ -40,7 +58,7 @@ class EventForm(forms.ModelForm):
     it decides which pages the event has and never changes afterwards.
     """
 
-    timezone = forms.ChoiceField(label=_("Time zone"), choices=_timezone_choices, initial="UTC")
+    timezone = forms.ChoiceField(label=_("Time zone"), choices=_timezone_choices, initial="UTC", widget=TimeZoneSelect)
     questions_text = forms.CharField(
         label=_("Custom questions"),
         required=False,
@@ -97,6 +115,11 @@ class EventForm(forms.ModelForm):
             self.fields["attendee_names_required"].help_text = _("Ticketed events only.")
         elif not self.instance.is_ticketed:
             del self.fields["attendee_names_required"]
+        if self.instance._state.adding:
+            # Only a new event takes the browser's zone; an existing one keeps its own.
+            self.fields["timezone"].widget.attrs["data-browser-timezone"] = "default"
+        else:
+            cast(forms.ChoiceField, self.fields["timezone"]).choices = _timezone_choices(self.instance.timezone)
         if self.instance.pk:
             tz = self.instance.tzinfo
             for name in LOCAL_DATETIME_FIELDS:

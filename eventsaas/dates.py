@@ -10,9 +10,13 @@ them in UTC (`event_local`) instead of failing.
 """
 
 import datetime as dt
+import functools
+import importlib.resources
+import zoneinfo
 
 from django.core.exceptions import ValidationError
 from django.utils import timezone
+from django.utils.dateformat import format as date_format
 from django.utils.translation import gettext_lazy as _
 
 MIN_YEAR = 1900
@@ -61,3 +65,109 @@ def event_local(value, tz=None):
         return value.astimezone(dt.UTC).replace(tzinfo=None)
     except OverflowError:
         return value.replace(tzinfo=None)
+
+
+# Formats for dates shown to organizers and guests: weekday, day, month and a 24-hour clock,
+# the way an invitation reads ("Sat 5 Dec 2026, 22:00 CET"); names follow the active language.
+_DAY_FORMAT = "D j M Y"
+_DAY_FORMAT_SAME_YEAR = "D j M"
+_TIME_FORMAT = "H:i"
+
+
+def zone_label(value: dt.datetime) -> str:
+    """The short name of `value`'s zone at that moment ("CET", "CEST", "UTC"), else the zone's IANA name.
+
+    tzdata gives many zones only a numeric abbreviation ("+03", "-05"), which reads like an
+    offset typo; those show the zone's name in parentheses instead ("(Europe/Istanbul)").
+    """
+    if not isinstance(value, dt.datetime) or timezone.is_naive(value):
+        return "UTC"
+    abbreviation = value.tzname() or ""
+    if abbreviation.isalpha():
+        return abbreviation
+    key = getattr(value.tzinfo, "key", None) or str(value.tzinfo)
+    return f"({key})"
+
+
+def zone_from(tz: "dt.tzinfo | str | None") -> "dt.tzinfo | None":
+    """A zone from its IANA name (UTC for an unknown one), or `tz` itself."""
+    if isinstance(tz, str):
+        try:
+            return zoneinfo.ZoneInfo(tz)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            return dt.UTC
+    return tz
+
+
+def _formatted(local: dt.datetime, day_format: str) -> str:
+    return f"{date_format(local, day_format)}, {date_format(local, _TIME_FORMAT)}"
+
+
+def format_event_datetime(value, tz: "dt.tzinfo | str | None" = None, *, with_label: bool = True) -> str:
+    """One moment in the event's zone, with the zone: "Sat 5 Dec 2026, 22:00 CET"; "" for no date."""
+    if not isinstance(value, dt.datetime):
+        return "" if value is None else str(value)
+    local = event_local(value, zone_from(tz))
+    text = _formatted(local, _DAY_FORMAT)
+    if with_label:
+        text = f"{text} {zone_label(local)}"
+    return text
+
+
+def format_event_clock(value, tz: "dt.tzinfo | str | None" = None) -> str:
+    """The time of day in the event's zone, with the zone: "18:30 CET"; "" for no date."""
+    if not isinstance(value, dt.datetime):
+        return ""
+    local = event_local(value, zone_from(tz))
+    return f"{date_format(local, _TIME_FORMAT)} {zone_label(local)}"
+
+
+def format_event_range(starts_at, ends_at=None, tz: "dt.tzinfo | str | None" = None) -> str:
+    """An event's time span in its zone, both dates when it crosses midnight, the zone once at the end.
+
+    "Sat 5 Dec 2026, 18:00 – 23:00 CET"; "Sat 5 Dec 2026, 22:00 – Sun 6 Dec, 02:00 CET";
+    across a change of clocks each end carries its own label ("… 22:00 CEST – Sun 25 Oct, 02:00 CET").
+    The one helper for event pages, emails and the guest's page.
+    """
+    if not isinstance(starts_at, dt.datetime):
+        return ""
+    zone = zone_from(tz)
+    start = event_local(starts_at, zone)
+    if not isinstance(ends_at, dt.datetime):
+        return format_event_datetime(starts_at, zone)
+    end = event_local(ends_at, zone)
+    start_label, end_label = zone_label(start), zone_label(end)
+    start_text = _formatted(start, _DAY_FORMAT)
+    if start_label != end_label:
+        start_text = f"{start_text} {start_label}"
+    if end.date() == start.date():
+        end_text = date_format(end, _TIME_FORMAT)
+    else:
+        end_text = _formatted(end, _DAY_FORMAT_SAME_YEAR if end.year == start.year else _DAY_FORMAT)
+    return f"{start_text} – {end_text} {end_label}"
+
+
+@functools.cache
+def canonical_time_zones() -> tuple[str, ...]:
+    """The zones people choose from: tzdata's zone.tab (one or more per country, no aliases), and UTC.
+
+    `zoneinfo.available_timezones()` also lists about 150 deprecated links ("US/Pacific",
+    "Asia/Calcutta", "GB"); zone.tab names every place by its canonical name. Falls back
+    to the system's copy when the tzdata package is absent.
+    """
+    try:
+        text = importlib.resources.files("tzdata").joinpath("zoneinfo", "zone.tab").read_text(encoding="utf-8")
+    except (ModuleNotFoundError, FileNotFoundError):
+        text = _system_zone_tab()
+    names = {line.split("\t")[2] for line in text.splitlines() if line and not line.startswith("#")}
+    return ("UTC", *sorted(names))
+
+
+def _system_zone_tab() -> str:
+    for directory in zoneinfo.TZPATH:
+        try:
+            with open(f"{directory}/zone.tab", encoding="utf-8") as file:
+                return file.read()
+        except OSError:
+            continue
+    return ""

@@ -7,6 +7,7 @@ refuses to start with an unsafe configuration.
 
 import logging
 from datetime import timedelta
+from email.utils import getaddresses
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    # Form widget templates for FORM_RENDERER, which reads templates/ too (templates/forms/field.html).
+    "django.forms",
     "axes",
     "csp",
     "rest_framework",
@@ -98,6 +101,7 @@ ROOT_URLCONF = "eventsaas.urls"
 WSGI_APPLICATION = "eventsaas.wsgi.application"
 ASGI_APPLICATION = "eventsaas.asgi.application"
 
+FORM_RENDERER = "eventsaas.forms.FormRenderer"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
@@ -133,8 +137,20 @@ if USES_MONGODB:
         "axes": "mongo_migrations.axes",
     }
 else:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0))}
+    DATABASES = {
+        "default": dj_database_url.parse(
+            DATABASE_URL,
+            conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
+            # A kept connection is checked (one SELECT 1) before its first use in a request, so a database
+            # restart costs a reconnect rather than the next request's 500 (docs/deployment.md, "Database").
+            conn_health_checks=env_bool("DB_CONN_HEALTH_CHECKS", True),
+        )
+    }
     DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool("DB_SERVER_SIDE_BINDING", False):
+        # psycopg 3 binds parameters on the server and prepares a query after 5 runs on one connection;
+        # measured in bench/guest_http.py; not behind a transaction-pooling PgBouncer older than 1.21.
+        DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The embedded default serves many threads and a worker at once (docs/deployment.md, "Embedded default"):
     DATABASES["default"].setdefault("OPTIONS", {}).update(
@@ -186,6 +202,9 @@ STORAGES = {
 }
 # Serve static files from the finders when collectstatic has not run (development).
 WHITENOISE_USE_FINDERS = not IS_PRODUCTION
+# Files served at the site's root by WhiteNoise: /favicon.ico, which browsers and crawlers ask for whatever the
+# pages link (templates/base.html links static/img/favicon.svg and its PNG fallback).
+WHITENOISE_ROOT = BASE_DIR / "static" / "root"
 
 REDIS_URL = env_str("REDIS_URL", "")
 if REDIS_URL:
@@ -206,7 +225,22 @@ EMAIL_PORT = env_int("EMAIL_PORT", 25)
 EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
-DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "eventsaas <noreply@localhost>")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "") or "eventsaas <noreply@localhost>"
+# Every email leaves from this address; guests' and buyers' emails carry the organization's name
+# in front of it (eventsaas.mail.sender_in_name_of). One address, optionally with a name. In
+# production its domain must be one that sends the site's mail: receiving servers refuse or file
+# as spam mail from localhost, a bare host name or a reserved test domain (RFC 2606, RFC 6761).
+_sender_addresses = getaddresses([DEFAULT_FROM_EMAIL])
+_sender_domain = _sender_addresses[0][1].rpartition("@")[2].lower().rstrip(".") if _sender_addresses else ""
+if len(_sender_addresses) != 1 or _sender_addresses[0][1].count("@") != 1 or not _sender_domain:
+    raise ImproperlyConfigured("DEFAULT_FROM_EMAIL must be one email address, optionally with a name: Name <a@b.org>")
+if IS_PRODUCTION and (
+    "." not in _sender_domain or _sender_domain.rsplit(".", 1)[1] in {"localhost", "local", "invalid", "test"}
+):
+    raise ImproperlyConfigured(
+        "Unsafe production settings: DEFAULT_FROM_EMAIL must be an address at a domain that sends this "
+        "site's mail (receiving servers refuse mail from localhost)"
+    )
 
 # --- Hostile clients: throttling (docs/deployment.md, "Throttling") ----------------------------
 # Whom to believe about the client's address (eventsaas/client_ip.py). By default the

@@ -1,5 +1,6 @@
 """Personal guest codes and the normalisation rules of the code + last name login."""
 
+import hashlib
 import secrets
 import unicodedata
 
@@ -48,3 +49,38 @@ def search_key(*, first_name: str, last_name: str, code: str) -> str:
     """
     parts = [name_key(first_name), name_key(last_name), name_key(f"{first_name}{last_name}"), name_key(code)]
     return " ".join(part for part in parts if part)
+
+
+#: The longest code Guest.code stores.
+CODE_MAX_LENGTH = 16
+
+
+def _long_code_digest(normalized: str) -> str:
+    """A CODE_MAX_LENGTH-character stand-in for a longer code, in CODE_ALPHABET.
+
+    Deterministic and unkeyed (a rotated SECRET_KEY must not lock guests out): it
+    only shortens what the guest types; the login still needs the whole code and
+    the last name.
+    """
+    number = int.from_bytes(hashlib.sha256(normalized.encode()).digest(), "big")
+    chars = []
+    for _position in range(CODE_MAX_LENGTH):
+        number, index = divmod(number, len(CODE_ALPHABET))
+        chars.append(CODE_ALPHABET[index])
+    return "".join(chars)
+
+
+def stored_code(raw: str) -> str:
+    """The Guest.code that a typed (or imported) code stands for.
+
+    Codes made here are CODE_LENGTH characters and are stored as typed
+    (normalize_code). Codes of up to CODE_MAX_LENGTH characters brought from
+    elsewhere (the party app's tokens, guests.party_import) are stored the same
+    way. A longer one does not fit the column, so it is stored as its digest, and
+    the login looks the digest up: the guest types the long code as before, and
+    the digest shown to the organizer works too.
+    """
+    normalized = normalize_code(raw)
+    if len(normalized) <= CODE_MAX_LENGTH:
+        return normalized
+    return _long_code_digest(normalized)

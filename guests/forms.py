@@ -5,6 +5,7 @@ from django.core.validators import MinValueValidator
 from django.utils.translation import gettext_lazy as _
 
 from guests.models import Guest
+from guests.party_import import MAX_FILE_BYTES
 
 
 class GuestForm(forms.ModelForm):
@@ -51,3 +52,35 @@ class GuestImportForm(forms.Form):
         help_text=_("A .csv (UTF-8, comma or semicolon) or .xlsx file whose first row names the columns."),
         widget=forms.ClearableFileInput(attrs={"accept": ".csv,.xlsx,text/csv"}),
     )
+
+
+class PartyImportForm(forms.Form):
+    """The party app's export, and the mapping file of an earlier run (guests.party_import)."""
+
+    file = forms.FileField(
+        label=_("Guest documents (JSON)"),
+        help_text=_("The export of the party app's guests: mongoexport --jsonArray."),
+        widget=forms.ClearableFileInput(attrs={"accept": ".json,application/json"}),
+    )
+    mapping = forms.FileField(
+        label=_("Mapping of an earlier import (optional)"),
+        help_text=_("The mapping file this page gave you last time: the same guests are updated, never added twice."),
+        required=False,
+        widget=forms.ClearableFileInput(attrs={"accept": ".json,application/json"}),
+    )
+
+    def _read(self, name: str) -> bytes | None:
+        upload = self.cleaned_data.get(name)
+        if upload is None:
+            return None
+        if upload.size > MAX_FILE_BYTES:
+            raise forms.ValidationError(
+                _("The file is larger than %(limit)s MB.") % {"limit": MAX_FILE_BYTES // (1024 * 1024)}
+            )
+        return upload.read()
+
+    def clean_file(self) -> bytes | None:
+        return self._read("file")
+
+    def clean_mapping(self) -> bytes | None:
+        return self._read("mapping")

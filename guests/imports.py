@@ -147,8 +147,7 @@ def _cell_text(value: object) -> str:
 
 
 def _xlsx_rows(content: bytes) -> Iterator[list[str]]:
-    # A few hundred milliseconds to import: only when an xlsx comes. No types: openpyxl ships none.
-    from openpyxl import load_workbook  # type: ignore[import-untyped]
+    from openpyxl import load_workbook  # a few hundred milliseconds to import: only when an xlsx comes
 
     unreadable = _("This file could not be read as an Excel workbook (.xlsx).")
     try:

@@ -19,6 +19,7 @@ import logging
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
@@ -29,14 +30,15 @@ from django.utils import timezone, translation
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
+from events.calendar import event_calendar, event_calendar_filename
 from events.models import Event
 from eventsaas.fields import now_as_stored
-from eventsaas.mail import email_subject
+from eventsaas.mail import calendar_attachment, email_subject, sender_in_name_of
 from eventsaas.services import audit_log_record
 from eventsaas.tasks import enqueue_on_commit
 from guests.models import Guest, GuestMessage
-from tenants.models import ActingUser
-from tenants.selectors import event_organizer_emails
+from tenants.models import ActingUser, User
+from tenants.selectors import event_organizer_emails, member_email
 from tenants.services import tenant_require_verified
 
 logger = logging.getLogger(__name__)
@@ -82,21 +84,42 @@ def message_claim(*, event: Event, guest: Guest | None, recipient: str, kind: st
     return existing
 
 
-def _send_claimed(*, message: GuestMessage, event: Event, template: str, subject: str | Promise, context: dict) -> bool:
-    """Render and send the claimed message, then record the result; re-raises the sending error."""
+def _send_claimed(
+    *,
+    message: GuestMessage,
+    event: Event,
+    template: str,
+    subject: str | Promise,
+    context: dict,
+    reply_to: str = "",
+    calendar_link: str = "",
+) -> bool:
+    """Render and send the claimed message, then record the result; re-raises the sending error.
+
+    Sent in the organization's name (its name, the site's address), answered to `reply_to`, else to
+    the event's contact address. With `calendar_link`, the event's .ics is attached, its link that.
+    """
     with translation.override(event.language), timezone.override(event.tzinfo):
-        context = {"event": event, "site_url": settings.SITE_URL, **context}
+        context = {"event": event, "organization": event.tenant, "site_url": settings.SITE_URL, **context}
         subject_text = email_subject(subject, event=event.name)
         text = render_to_string(f"emails/{template}.txt", context)
         html = render_to_string(f"emails/{template}.html", context)
+        calendar = (
+            event_calendar(event=event, link=calendar_link, link_label=str(_("Your invitation")))
+            if calendar_link
+            else None
+        )
+    answer_to = event.contact_email or reply_to
     email = EmailMultiAlternatives(
         subject=subject_text,
         body=text,
-        from_email=settings.DEFAULT_FROM_EMAIL,
+        from_email=sender_in_name_of(event.tenant.name),
         to=[message.recipient],
-        reply_to=[event.contact_email] if event.contact_email else None,
+        reply_to=[answer_to] if answer_to else None,
     )
     email.attach_alternative(html, "text/html")
+    if calendar is not None:
+        email.attach(calendar_attachment(calendar, filename=event_calendar_filename(event)))
     try:
         email.send()
     except Exception as exc:
@@ -110,8 +133,14 @@ def _send_claimed(*, message: GuestMessage, event: Event, template: str, subject
     return True
 
 
+def rsvp_login_url() -> str:
+    """The guest login page, where a code is typed."""
+    return f"{settings.SITE_URL}/rsvp/"
+
+
 def rsvp_link(guest: Guest) -> str:
-    return f"{settings.SITE_URL}/rsvp/?code={guest.code}"
+    """The guest login page with the guest's code filled in (only their last name is asked)."""
+    return f"{rsvp_login_url()}?{urlencode({'code': guest.code})}"
 
 
 # --- invitations ---------------------------------------------------------------------------------
@@ -137,9 +166,11 @@ def guest_invitations_send(
 
     tenant_require_verified(tenant=event.tenant, action="email")
     window = FIRST_INVITATION_WINDOW if first_only else f"send:{uuid.uuid4()}"
+    # Guests' replies reach the organizer who sent the invitations (unless the event names a contact).
+    sender_id = str(acting_user.pk) if isinstance(acting_user, User) else None
     with_email = [g for g in guests if g.email]
     for guest in with_email:
-        enqueue_on_commit(guest_invitation_send_task, guest_id=str(guest.pk), window=window)
+        enqueue_on_commit(guest_invitation_send_task, guest_id=str(guest.pk), window=window, sender_id=sender_id)
     if with_email:
         audit_log_record(
             action="invitation.queued",
@@ -156,8 +187,13 @@ def guests_not_yet_invited(*, event: Event):
     return Guest.objects.for_event(event).filter(invited_at__isnull=True).exclude(email="")
 
 
-def guest_invitation_send(*, guest: Guest, window: str) -> bool:
-    """Send the guest's invitation once for this window; True when this call sent it."""
+def guest_invitation_send(*, guest: Guest, window: str, sender_id: str | None = None) -> bool:
+    """Send the guest's invitation once for this window; True when this call sent it.
+
+    What a guest needs to act on it: when (in the event's zone, labelled), where, the dress code,
+    the deadline, their code and the link that fills it in, and the event as a calendar file.
+    `sender_id` is the organizer who sent it: replies go to them when the event names no contact.
+    """
     event = guest.event
     if not guest.email:
         return False
@@ -166,12 +202,15 @@ def guest_invitation_send(*, guest: Guest, window: str) -> bool:
     )
     if message is None:
         return False
+    link = rsvp_link(guest)
     _send_claimed(
         message=message,
         event=event,
         template="invitation",
         subject=_("You are invited: %(event)s"),
-        context={"guest": guest, "link": rsvp_link(guest)},
+        context={"guest": guest, "link": link, "login_url": rsvp_login_url()},
+        reply_to=member_email(tenant=event.tenant, user_id=sender_id) if sender_id else "",
+        calendar_link=link,
     )
     now = now_as_stored()
     Guest.objects.filter(pk=guest.pk).update(invited_at=now)

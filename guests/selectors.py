@@ -1,7 +1,7 @@
 """Reads of guests: lists, the dashboard aggregate, reports. Every one is scoped by tenant and event."""
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -78,6 +78,36 @@ def guest_list(*, event: Event, filters: GuestFilters = GuestFilters()) -> Query
         if name_key(term):  # a word of punctuation alone searches for nothing
             guests = guests.filter(search_matches(term))
     return guests.order_by("last_name", "first_name", "pk")
+
+
+#: Guests read per round trip by an export: its rows stream without the whole list in memory.
+EXPORT_CHUNK_SIZE = 2000
+
+
+def guest_export_list(*, event: Event, filters: GuestFilters = GuestFilters()) -> Iterator[Guest]:
+    """The guest list as the page shows it (same filters, same order), read in chunks for an export.
+
+    One query whatever the number of guests (a server-side cursor where the database has one).
+    """
+    return guest_list(event=event, filters=filters).iterator(chunk_size=EXPORT_CHUNK_SIZE)
+
+
+def household_names(*, event: Event) -> dict[uuid.UUID | None, str]:
+    """Each household of the event as its members' names ("Anna Müller, Lisa Müller"), in one query.
+
+    The same text on every member's row, so a spreadsheet can sort and filter by household and an
+    import can group the rows back into households.
+    """
+    members: dict[uuid.UUID | None, list[str]] = {}
+    rows = (
+        Guest.objects.for_event(event)
+        .filter(group_id__isnull=False)
+        .order_by("group_id", "first_name", "last_name", "pk")
+        .values_list("group_id", "first_name", "last_name")
+    )
+    for group_id, first_name, last_name in rows:
+        members.setdefault(group_id, []).append(f"{first_name} {last_name}".strip())
+    return {group_id: ", ".join(names) for group_id, names in members.items()}
 
 
 def search_matches(term: str) -> Q:

@@ -1,7 +1,8 @@
 """Write operations on guests: creation, editing, codes, groups, answers, activity records and stamps.
 
-Only these functions, and the spreadsheet import built on them (guests/imports.py), write
-Guest rows. Each keeps `search_key` in step with the names and the code it writes.
+Only these functions write Guest rows, and two importers built on them: guests.imports (a CSV
+or Excel guest list) and guests.party_import (a whole guest list from the party app). Each keeps
+`search_key` in step with the names and the code it writes.
 """
 
 from __future__ import annotations

@@ -30,12 +30,12 @@ def guest_activity_flush_task() -> dict:
 
 
 @shared_task(name="guests.invitation_send")
-def guest_invitation_send_task(*, guest_id: str, window: str) -> bool:
+def guest_invitation_send_task(*, guest_id: str, window: str, sender_id: str | None = None) -> bool:
     """Send one guest's invitation for this send (idempotent by the message window)."""
-    guest = Guest.objects.select_related("event", "tenant").filter(pk=guest_id).first()
+    guest = Guest.objects.select_related("event", "event__tenant", "tenant").filter(pk=guest_id).first()
     if guest is None:
         return False  # deleted meanwhile
-    return notifications.guest_invitation_send(guest=guest, window=window)
+    return notifications.guest_invitation_send(guest=guest, window=window, sender_id=sender_id)
 
 
 @shared_task(name="guests.confirmation_send")

@@ -9,11 +9,12 @@ from django.shortcuts import redirect, render
 from django.utils.http import content_disposition_header
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from events.selectors import event_get
 from eventsaas.forms import add_service_errors
-from guests import imports, notifications, selectors, services
+from eventsaas.spreadsheets import export_filename, file_format_or_404, spreadsheet_response
+from guests import exports, imports, notifications, selectors, services
 from guests.activity import track_activity
 from guests.filters import GuestFilterSet
 from guests.forms import GroupConnectForm, GuestForm, GuestImportForm
@@ -25,11 +26,16 @@ def _back_to_list(request, event):
     return redirect("guests:list", tenant_slug=request.tenant.slug, event_id=event.pk)
 
 
-def guest_list(request, event_id):
-    event = event_get(tenant=request.tenant, event_id=event_id)
+def _list_filters(request) -> tuple[GuestFilterSet, selectors.GuestFilters]:
+    """The guest list's filters from the query string: the page's and its export's, so both list the same."""
     # The API's filters (GuestFilterSet); a bad value shows its error and everyone, rather than a 400.
     filterset = GuestFilterSet(request.GET or None)
-    filters = filterset.guest_filters() if filterset.is_valid() else selectors.GuestFilters()
+    return filterset, filterset.guest_filters() if filterset.is_valid() else selectors.GuestFilters()
+
+
+def guest_list(request, event_id):
+    event = event_get(tenant=request.tenant, event_id=event_id)
+    filterset, filters = _list_filters(request)
     guests = selectors.guest_list(event=event, filters=filters)
     page = Paginator(guests, settings.GUEST_LIST_PAGE_SIZE).get_page(request.GET.get("page"))
     groups = selectors.groups_of(event=event, group_ids=[g.group_id for g in page if g.group_id])
@@ -39,6 +45,41 @@ def guest_list(request, event_id):
     query.pop("page", None)
     context = {"event": event, "page": page, "filter_form": filterset.form, "query": query.urlencode()}
     return render(request, "guests/guest_list.html", context)
+
+
+# --- Exports ----------------------------------------------------------------------------------------
+# Every member who can open a page can download it. Personal codes log in as their guest, and a file
+# travels further than a page: only the roles that may send them (invitations, new codes) get them in
+# a file. Viewers and door staff download the same list without the code column.
+
+
+def _download(event, sheet, *, what: str, file_format):
+    filename = export_filename(stem=event.slug, what=what, file_format=file_format, tz=event.tzinfo)
+    return spreadsheet_response(sheet, file_format=file_format, filename=filename)
+
+
+@require_safe
+def guest_export(request, event_id, file_format):
+    """The guest list as CSV or Excel, filtered as the page is (its query string)."""
+    event = event_get(tenant=request.tenant, event_id=event_id)
+    chosen = file_format_or_404(file_format)
+    _, filters = _list_filters(request)
+    sheet = exports.guest_sheet(event=event, filters=filters, include_codes=request.membership.can_edit)
+    return _download(event, sheet, what="guests", file_format=chosen)
+
+
+@require_safe
+def dietary_export(request, event_id, file_format):
+    event = event_get(tenant=request.tenant, event_id=event_id)
+    chosen = file_format_or_404(file_format)
+    return _download(event, exports.dietary_sheet(event=event), what="dietary", file_format=chosen)
+
+
+@require_safe
+def question_export(request, event_id, file_format):
+    event = event_get(tenant=request.tenant, event_id=event_id)
+    chosen = file_format_or_404(file_format)
+    return _download(event, exports.question_sheet(event=event), what="questions", file_format=chosen)
 
 
 def _apply(form, call):

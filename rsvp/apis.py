@@ -396,7 +396,7 @@ class GuestLoginApi(APIView):
     permission_classes = [AllowAny]
 
     class InputSerializer(StrictSerializer):
-        code = serializers.CharField(max_length=32)
+        code = serializers.CharField(max_length=64)  # long imported codes: guests.codes.stored_code
         last_name = serializers.CharField(max_length=100)
 
     class OutputSerializer(serializers.Serializer):

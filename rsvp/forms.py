@@ -14,7 +14,8 @@ from rsvp.services import MAX_PEOPLE_PER_MEMBER, HouseholdAnswer, MemberChoice
 class GuestLoginForm(forms.Form):
     code = forms.CharField(
         label=_("Personal code"),
-        max_length=32,
+        # Room for the long codes some imported guests keep (guests.codes.stored_code).
+        max_length=64,
         widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "characters", "spellcheck": "false"}),
     )
     last_name = forms.CharField(

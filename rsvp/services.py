@@ -43,7 +43,7 @@ from django.utils.translation import gettext as _
 from events.models import Event
 from events.services import event_answers_clean
 from eventsaas.services import audit_log_record
-from guests.codes import name_key, normalize_code
+from guests.codes import name_key, stored_code
 from guests.models import Guest
 from guests.notifications import change_request_decided_enqueue, guest_confirmation_enqueue
 from guests.services import AnswerWrite, GuestAnswerConflict, guest_answers_apply
@@ -109,9 +109,10 @@ def guest_authenticate(*, code: str, last_name: str) -> Guest | None:
     (guests.codes.name_key, the rule of the organizer's search too), so
     "obrien" is O'Brien. Writes nothing: the login page and API record the login
     as activity (guests.activity.track_activity), which moves last_login_at off
-    the request path.
+    the request path. A code longer than the column (imported from the party
+    app) is looked up by its digest (guests.codes.stored_code).
     """
-    code = normalize_code(code)
+    code = stored_code(code)
     typed = name_key(last_name)
     if not code or not typed:
         return None
@@ -170,14 +171,15 @@ def household_for(*, guest: Guest) -> Household:
 def household_with_hint(
     *, tenant_id: uuid.UUID, event_id: uuid.UUID, guest_id: uuid.UUID, group_hint: uuid.UUID | None
 ) -> Household | None:
-    """The guest (with its event and organization) and its household, in one query when the hint is current.
+    """The guest (with its event) and its household, in one query when the hint is current.
 
     `group_hint` is the group the guest had when its token was issued. Groups change
     (joining or leaving is one update of one guest), so the hint is only trusted after
     the guest's own row confirms it; a guest who moved since costs a second query.
     None when the guest does not exist in that organization and event.
     """
-    scope = Guest.objects.select_related("event", "tenant").filter(tenant_id=tenant_id, event_id=event_id)
+    # The event, not the organization: the invitation needs no tenant column (a third of the row's columns).
+    scope = Guest.objects.select_related("event").filter(tenant_id=tenant_id, event_id=event_id)
     wanted = Q(pk=guest_id) | Q(group_id=group_hint) if group_hint else Q(pk=guest_id)
     rows = list(scope.filter(wanted).order_by("first_name", "pk"))
     own = next((row for row in rows if row.pk == guest_id), None)

@@ -5,15 +5,19 @@ import uuid
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import translation
+from django.utils.cache import patch_cache_control
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from events.calendar import event_calendar, event_calendar_filename, google_calendar_url
 from eventsaas.i18n import visitor_language
 from eventsaas.logs import log_context
 from guests.activity import track_activity
 from guests.models import Guest, GuestActivity
+from guests.notifications import rsvp_login_url
 from rsvp import selectors, services
 from rsvp.forms import ChangeRequestMessageForm, GuestLoginForm, household_formset
 from rsvp.throttling import RETRY_AFTER_SECONDS, guest_login_is_throttled
@@ -168,7 +172,26 @@ def _page_context(guest, household, formset, confirmation, state, message_form=N
         "is_open": state == event.RSVP_OPEN,
         "message_form": message_form,
         "change_request": selectors.change_request_latest(guest=guest),
+        "google_calendar_url": google_calendar_url(event=event, link=rsvp_login_url()),
     }
+
+
+@guest_required
+@require_GET
+def calendar(request, guest, event_id):
+    """The guest's event as an .ics file ("add to calendar"); only for a guest of that event.
+
+    The address names the event, never a code: the file comes with the guest's session, and links to
+    the login page, so a calendar shared with others does not carry the code.
+    """
+    event = guest.event
+    if event.pk != event_id:
+        raise Http404
+    content = event_calendar(event=event, link=rsvp_login_url(), link_label=_("Your invitation"))
+    response = HttpResponse(content, content_type="text/calendar; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{event_calendar_filename(event)}"'
+    patch_cache_control(response, private=True, no_store=True)
+    return response
 
 
 @guest_required

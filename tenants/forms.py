@@ -43,14 +43,14 @@ class InvitationForm(forms.Form):
     email = forms.EmailField(label=_("Email"))
     role = forms.ChoiceField(
         label=_("Role"),
-        choices=[(Role.ADMIN, Role.ADMIN.label), (Role.VIEWER, Role.VIEWER.label), (Role.DOOR, Role.DOOR.label)],
+        choices=Role.choices,
     )
 
 
 class TeamRoleForm(forms.Form):
     role = forms.ChoiceField(
         label=_("Role"),
-        choices=[(Role.ADMIN, Role.ADMIN.label), (Role.VIEWER, Role.VIEWER.label), (Role.DOOR, Role.DOOR.label)],
+        choices=Role.choices,
     )
 
 

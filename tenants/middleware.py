@@ -13,6 +13,12 @@ def check_in_view(view):
     return view
 
 
+def any_member_view(view):
+    """Mark a page whose unsafe requests every member may send (leaving the organization is their own choice)."""
+    view.allows_any_member = True
+    return view
+
+
 class TenantMiddleware:
     """The tenancy gate for organizer pages.
 
@@ -36,7 +42,11 @@ class TenantMiddleware:
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
         membership = membership_for(user=request.user, tenant_slug=tenant_slug)
-        if request.method not in SAFE_METHODS and not membership.can_edit:
+        if (
+            request.method not in SAFE_METHODS
+            and not membership.can_edit
+            and not getattr(view_func, "allows_any_member", False)
+        ):
             if not (getattr(view_func, "allows_check_in", False) and membership.can_check_in):
                 raise PermissionDenied(_("Your role can view this organization but not change it."))
         request.tenant = membership.tenant

@@ -85,6 +85,11 @@ class Tenant(models.Model):
     # Set once, when an owner has verified their email address. Until then the organization
     # sets up events but sends no email to guests and sells no tickets.
     verified_at = MillisecondDateTimeField(_("verified at"), null=True, blank=True, editable=False)
+    # Bumped by every change that takes an owner away (demotion, removal, leaving), as a
+    # compare-and-set: the change that moves it from the value it read wins, the other one
+    # undoes itself. So two owners demoting each other at once never leave zero owners,
+    # without a multi-row transaction (tenants/services.py, _owner_step_down).
+    team_version = models.PositiveIntegerField(_("team version"), default=0, editable=False)
 
     class Meta:
         verbose_name = _("organization")

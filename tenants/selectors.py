@@ -1,3 +1,5 @@
+import uuid
+
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import QuerySet
 from django.http import Http404
@@ -50,3 +52,15 @@ def event_organizer_emails(*, tenant: Tenant, contact_email: str = "") -> list[s
     if contact_email:
         emails.append(contact_email)
     return sorted({email.lower() for email in emails})
+
+
+def member_email(*, tenant: Tenant, user_id: uuid.UUID | str) -> str:
+    """The email of this member of the organization; "" for someone who is not (or no longer) a member."""
+    return (
+        Membership.objects.for_tenant(tenant)
+        .filter(user_id=user_id)
+        .exclude(user__email="")
+        .values_list("user__email", flat=True)
+        .first()
+        or ""
+    )

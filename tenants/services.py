@@ -202,14 +202,7 @@ def invitation_create(
         invited_by=acting_membership.user,
         expires_at=timezone.now() + INVITATION_VALIDITY,
     )
-    accept_url = accept_url_builder(invitation)
-    context = {"invitation": invitation, "accept_url": accept_url, "inviter": acting_membership.user}
-    send_mail(
-        subject=email_subject(_("You are invited to join %(org)s on eventsaas"), org=tenant.name),
-        message=render_to_string("tenants/email/invitation.txt", context),
-        from_email=settings.DEFAULT_FROM_EMAIL,
-        recipient_list=[email],
-    )
+    _invitation_email_send(invitation=invitation, inviter=acting_membership.user, accept_url_builder=accept_url_builder)
     audit_log_record(
         action="invitation.created",
         tenant=tenant,
@@ -218,6 +211,18 @@ def invitation_create(
         data={"email": email, "role": role},
     )
     return invitation
+
+
+def _invitation_email_send(
+    *, invitation: Invitation, inviter: User, accept_url_builder: Callable[[Invitation], str]
+) -> None:
+    context = {"invitation": invitation, "accept_url": accept_url_builder(invitation), "inviter": inviter}
+    send_mail(
+        subject=email_subject(_("You are invited to join %(org)s on eventsaas"), org=invitation.tenant.name),
+        message=render_to_string("tenants/email/invitation.txt", context),
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        recipient_list=[invitation.email],
+    )
 
 
 def invitation_accept(*, invitation: Invitation, user: User) -> Membership:
@@ -273,7 +278,12 @@ def user_signup_from_invitation(
 
 # --- access changes: each one ends the person's API tokens (tenants/token_state.py) -------------
 
-TEAM_ROLES = (Role.ADMIN, Role.VIEWER, Role.DOOR)
+TEAM_ROLES = (Role.OWNER, Role.ADMIN, Role.VIEWER, Role.DOOR)
+_STEP_DOWN_ATTEMPTS = 5
+
+
+class LastOwner(ValidationError):
+    """The change would leave the organization without an owner."""
 
 
 def _check_team_change(*, membership: Membership, acting_membership: Membership) -> None:
@@ -281,19 +291,51 @@ def _check_team_change(*, membership: Membership, acting_membership: Membership)
         raise PermissionDenied(_("Only an owner can change the team."))
     if membership.tenant_id != acting_membership.tenant_id:
         raise PermissionDenied(_("Only an owner can change the team."))
-    if membership.role == Role.OWNER:
-        raise ValidationError(_("An owner's role cannot be changed or removed here."))
+
+
+def _other_owners_count(*, membership: Membership) -> int:
+    return Membership.objects.filter(tenant_id=membership.tenant_id, role=Role.OWNER).exclude(pk=membership.pk).count()
+
+
+def _owner_step_down(*, membership: Membership, role: str) -> None:
+    """Turn an owner into `role`, refusing when no other owner would remain.
+
+    Without a multi-row transaction: read the organization's team_version, count the
+    other owners, change this row (compare-and-set on role=owner), then move
+    team_version on from the value read. Whoever moves it first keeps the change;
+    a step-down that lost the race (someone else took an owner away since its count)
+    puts its row back and counts again. On SQL databases the version update also
+    waits for a concurrent one to commit and then sees the new value, so the same
+    holds inside transactions.
+    """
+    for _attempt in range(_STEP_DOWN_ATTEMPTS):
+        version = Tenant.objects.filter(pk=membership.tenant_id).values_list("team_version", flat=True).first()
+        if version is None or _other_owners_count(membership=membership) < 1:
+            raise LastOwner(_("An organization needs at least one owner: make someone else an owner first."))
+        if not Membership.objects.filter(pk=membership.pk, role=Role.OWNER).update(role=role):
+            raise ValidationError(_("This teammate's role changed meanwhile; reload the page."))
+        if Tenant.objects.filter(pk=membership.tenant_id, team_version=version).update(team_version=version + 1):
+            membership.role = role
+            return
+        Membership.objects.filter(pk=membership.pk, role=role).update(role=Role.OWNER)  # lost: undo, count again
+    raise ValidationError(_("The team is changing right now; try again."))
 
 
 def membership_role_change(*, membership: Membership, role: str, acting_membership: Membership) -> Membership:
-    """Give a teammate another role; their API tokens stop at once (a refresh gets the new role)."""
+    """Give a teammate another role; their API tokens stop at once (a refresh gets the new role).
+
+    An owner may make others owners and step down, but the last owner cannot be demoted.
+    """
     _check_team_change(membership=membership, acting_membership=acting_membership)
     if role not in TEAM_ROLES:
-        raise ValidationError({"role": _("Choose admin, viewer or door staff.")})
+        raise ValidationError({"role": _("Choose owner, admin, viewer or door staff.")})
     previous = membership.role
     if previous == role:
         return membership
-    Membership.objects.filter(pk=membership.pk).update(role=role)
+    if previous == Role.OWNER:
+        _owner_step_down(membership=membership, role=role)
+    elif not Membership.objects.filter(pk=membership.pk, role=previous).update(role=role):
+        raise ValidationError(_("This teammate's role changed meanwhile; reload the page."))
     membership.role = role
     user_tokens_revoke(user_id=membership.user_id)
     audit_log_record(
@@ -306,18 +348,67 @@ def membership_role_change(*, membership: Membership, role: str, acting_membersh
     return membership
 
 
-def membership_remove(*, membership: Membership, acting_membership: Membership) -> None:
-    """Take a teammate out of the organization; their API tokens stop at once."""
-    _check_team_change(membership=membership, acting_membership=acting_membership)
+def _membership_delete(*, membership: Membership, acting_user: User, action: str) -> None:
+    previous = membership.role
+    if previous == Role.OWNER:
+        # Stepping down first puts the removal behind the same last-owner guard as a demotion.
+        _owner_step_down(membership=membership, role=Role.VIEWER)
     Membership.objects.filter(pk=membership.pk).delete()
     user_tokens_revoke(user_id=membership.user_id)
     audit_log_record(
-        action="membership.removed",
+        action=action,
         tenant_id=membership.tenant_id,
-        actor_user=acting_membership.user,
+        actor_user=acting_user,
         object_id=membership.pk,
-        data={"user": str(membership.user_id), "role": membership.role},
+        data={"user": str(membership.user_id), "role": previous},
     )
+
+
+def membership_remove(*, membership: Membership, acting_membership: Membership) -> None:
+    """Take a teammate out of the organization; their API tokens stop at once. Never the last owner."""
+    _check_team_change(membership=membership, acting_membership=acting_membership)
+    _membership_delete(membership=membership, acting_user=acting_membership.user, action="membership.removed")
+
+
+def membership_leave(*, membership: Membership) -> None:
+    """Leave an organization (any role may); the last owner cannot."""
+    _membership_delete(membership=membership, acting_user=membership.user, action="membership.left")
+
+
+def invitation_revoke(*, invitation: Invitation, acting_membership: Membership) -> None:
+    """Withdraw a pending invitation: its link stops working. An accepted one is left alone."""
+    if not acting_membership.can_manage_team or invitation.tenant_id != acting_membership.tenant_id:
+        raise PermissionDenied(_("Only an owner can change the team."))
+    if not Invitation.objects.filter(pk=invitation.pk, accepted_at__isnull=True).delete()[0]:
+        raise ValidationError(_("This invitation was already accepted or withdrawn."))
+    audit_log_record(
+        action="invitation.revoked",
+        tenant_id=invitation.tenant_id,
+        actor_user=acting_membership.user,
+        object_id=invitation.pk,
+        data={"email": invitation.email, "role": invitation.role},
+    )
+
+
+def invitation_resend(
+    *, invitation: Invitation, acting_membership: Membership, accept_url_builder: Callable[[Invitation], str]
+) -> Invitation:
+    """Send a pending invitation again, valid for another week from now (same link)."""
+    if not acting_membership.can_manage_team or invitation.tenant_id != acting_membership.tenant_id:
+        raise PermissionDenied(_("Only an owner can change the team."))
+    expires_at = timezone.now() + INVITATION_VALIDITY
+    if not Invitation.objects.filter(pk=invitation.pk, accepted_at__isnull=True).update(expires_at=expires_at):
+        raise ValidationError(_("This invitation was already accepted or withdrawn."))
+    invitation.expires_at = expires_at
+    _invitation_email_send(invitation=invitation, inviter=acting_membership.user, accept_url_builder=accept_url_builder)
+    audit_log_record(
+        action="invitation.resent",
+        tenant_id=invitation.tenant_id,
+        actor_user=acting_membership.user,
+        object_id=invitation.pk,
+        data={"email": invitation.email},
+    )
+    return invitation
 
 
 def membership_changed_by_staff(*, membership: Membership, acting_user: ActingUser, removed: bool = False) -> None:

@@ -14,4 +14,15 @@ urlpatterns = [
     path("o/<slug:tenant_slug>/team/", views.team, name="team"),
     path("o/<slug:tenant_slug>/team/<uuid:membership_id>/role/", views.team_member_role, name="team_member_role"),
     path("o/<slug:tenant_slug>/team/<uuid:membership_id>/remove/", views.team_member_remove, name="team_member_remove"),
+    path("o/<slug:tenant_slug>/team/leave/", views.team_leave, name="team_leave"),
+    path(
+        "o/<slug:tenant_slug>/team/invitations/<uuid:invitation_id>/revoke/",
+        views.team_invitation_revoke,
+        name="team_invitation_revoke",
+    ),
+    path(
+        "o/<slug:tenant_slug>/team/invitations/<uuid:invitation_id>/resend/",
+        views.team_invitation_resend,
+        name="team_invitation_resend",
+    ),
 ]

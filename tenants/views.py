@@ -6,13 +6,15 @@ from django.contrib.auth.forms import PasswordChangeForm
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse, reverse_lazy
+from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from tenants import selectors, services
 from tenants.forms import InvitationForm, InvitationSignupForm, SignupForm, TeamRoleForm
-from tenants.models import Membership
+from tenants.middleware import any_member_view
+from tenants.models import Invitation, Membership
 from tenants.throttling import password_reset_is_throttled, signup_is_throttled, verification_email_is_throttled
 
 MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
@@ -77,6 +79,10 @@ def switch(request):
     return render(request, "tenants/home.html", {"memberships": list(selectors.memberships_of(user=request.user))})
 
 
+def _accept_url_builder(request):
+    return lambda invitation: request.build_absolute_uri(reverse("tenants:invitation_accept", args=[invitation.token]))
+
+
 @require_http_methods(["GET", "POST"])
 def team(request):
     form = InvitationForm(request.POST if request.method == "POST" else None)
@@ -88,9 +94,7 @@ def team(request):
                 services.invitation_create(
                     tenant=request.tenant,
                     acting_membership=request.membership,
-                    accept_url_builder=lambda inv: request.build_absolute_uri(
-                        reverse("tenants:invitation_accept", args=[inv.token])
-                    ),
+                    accept_url_builder=_accept_url_builder(request),
                     **form.cleaned_data,
                 )
             except ValidationError as error:
@@ -105,6 +109,8 @@ def team(request):
         "form": form,
         "members": members,
         "invitations": selectors.pending_invitations(tenant=request.tenant),
+        "now": timezone.now(),
+        "zone_name": timezone.get_current_timezone_name(),
     }
     return render(request, "tenants/team.html", context, status=400 if form.errors else 200)
 
@@ -144,6 +150,50 @@ def team_member_remove(request, membership_id):
         messages.error(request, " ".join(error.messages))
     else:
         messages.success(request, _("%(email)s was removed from the team.") % {"email": membership.user.email})
+    return redirect("tenants:team", tenant_slug=request.tenant.slug)
+
+
+@any_member_view
+@require_POST
+def team_leave(request):
+    try:
+        services.membership_leave(membership=request.membership)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+        return redirect("tenants:team", tenant_slug=request.tenant.slug)
+    messages.success(request, _("You left %(org)s.") % {"org": request.tenant.name})
+    return redirect("tenants:home")
+
+
+def _pending_invitation(request, invitation_id) -> Invitation:
+    return get_object_or_404(selectors.pending_invitations(tenant=request.tenant), pk=invitation_id)
+
+
+@require_POST
+def team_invitation_revoke(request, invitation_id):
+    invitation = _pending_invitation(request, invitation_id)
+    try:
+        services.invitation_revoke(invitation=invitation, acting_membership=request.membership)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    else:
+        messages.success(request, _("The invitation to %(email)s was withdrawn.") % {"email": invitation.email})
+    return redirect("tenants:team", tenant_slug=request.tenant.slug)
+
+
+@require_POST
+def team_invitation_resend(request, invitation_id):
+    invitation = _pending_invitation(request, invitation_id)
+    try:
+        services.invitation_resend(
+            invitation=invitation,
+            acting_membership=request.membership,
+            accept_url_builder=_accept_url_builder(request),
+        )
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    else:
+        messages.success(request, _("Invitation sent again to %(email)s.") % {"email": invitation.email})
     return redirect("tenants:team", tenant_slug=request.tenant.slug)
 
 

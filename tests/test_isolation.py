@@ -26,6 +26,7 @@ from rsvp.models import ChangeRequest
 from tenants.models import Invitation, Membership, Role, Tenant
 from tests.factories import EventFactory, GuestFactory, MembershipFactory, TenantFactory
 from tests.rsvp.household_form import household_post, row
+from tests.support.spreadsheets import download_text
 
 ANONYMOUS = "anonymous"
 OTHER_TENANT = "other_tenant_member"
@@ -49,6 +50,7 @@ class World:
     other_event: Event
     other_guest: Guest
     teammate: Membership  # A's door staff: the team page's role and removal forms act on it
+    invitation: Invitation  # A's pending invitation: the team page withdraws or resends it
     guest_import: GuestImport | None = None  # A's upload of one new guest, checked and ready to confirm
 
 
@@ -66,6 +68,9 @@ EVENT_FORM = {
     "contact_email": "",
     "questions_text": "",
 }
+PARTY_EXPORT = (
+    b'[{"_id": {"$oid": "65a1f0c2e4b0a1b2c3d4e501"}, "firstName": "Zoe", "lastName": "Zed", "token": "zz1234"}]'
+)
 GUEST_FORM = {
     "first_name": "Zoe",
     "last_name": "Zed",
@@ -85,6 +90,9 @@ class Case:
     data: object = None  # dict, or a function of the world returning one
     has_ids: bool = True  # carries tenant A's event/guest ids (so the own-slug variant applies)
     owner_only: bool = False  # admins are refused too
+    writes: bool = True  # an allowed POST changes the database (a preview does not)
+    ok_status: int | None = None  # what an allowed request answers, when not 200 (GET) / 302 (POST)
+    any_member: bool = False  # every member may (leaving); the matrix's owner is the last one and stays
 
     def url(self, world: World, slug: str) -> str:
         ids = {
@@ -94,6 +102,9 @@ class Case:
             "teammate": world.teammate.pk,
             "request": world.change_request.pk,
             "import": world.guest_import.pk if world.guest_import else None,
+            "csv": "csv",
+            "xlsx": "xlsx",
+            "invitation": world.invitation.pk,
         }
         return f"/o/{slug}/" + self.path.format(**ids)
 
@@ -128,6 +139,11 @@ CASES = [
     ),
     Case("dietary_report", "GET", "events/{event}/dietary/"),
     Case("question_report", "GET", "events/{event}/questions/"),
+    # Downloads: the matrix reads the file (tests/support/spreadsheets.py) for another tenant's data.
+    Case("guest_export", "GET", "events/{event}/guests/export/{csv}/"),
+    Case("guest_export", "GET", "events/{event}/guests/export/{xlsx}/"),
+    Case("dietary_export", "GET", "events/{event}/dietary/export/{xlsx}/"),
+    Case("question_export", "GET", "events/{event}/questions/export/{csv}/"),
     Case("guest_answer_record", "GET", "events/{event}/guests/{anna}/answer/"),
     Case(
         "guest_answer_record",
@@ -153,6 +169,18 @@ CASES = [
     Case("guest_import_status", "GET", "events/{event}/guests/import/{import}/status/"),
     Case("guest_import_errors", "GET", "events/{event}/guests/import/{import}/errors.csv"),
     Case("guest_import_confirm", "POST", "events/{event}/guests/import/{import}/confirm/"),
+    Case("party_import", "GET", "events/{event}/guests/import/party/"),
+    Case(
+        "party_import_preview",
+        "POST",
+        "events/{event}/guests/import/party/",
+        lambda w: {"file": SimpleUploadedFile("guests.json", PARTY_EXPORT, "application/json")},
+        writes=False,
+        ok_status=200,
+    ),
+    # Without a preview in the session there is nothing to confirm: back to the form.
+    Case("party_import_confirm", "POST", "events/{event}/guests/import/party/confirm/", {"token": "x"}, writes=False),
+    Case("party_import_mapping", "GET", "events/{event}/guests/import/party/mapping/", ok_status=302),
     Case("team", "GET", "team/", has_ids=False),
     Case("team", "POST", "team/", {"email": "newbie@example.com", "role": Role.VIEWER}, has_ids=False, owner_only=True),
     Case(
@@ -163,6 +191,9 @@ CASES = [
         owner_only=True,
     ),
     Case("team_member_remove", "POST", "team/{teammate}/remove/", owner_only=True),
+    Case("team_invitation_revoke", "POST", "team/invitations/{invitation}/revoke/", owner_only=True),
+    Case("team_invitation_resend", "POST", "team/invitations/{invitation}/resend/", owner_only=True),
+    Case("team_leave", "POST", "team/leave/", has_ids=False, any_member=True),
 ]
 
 
@@ -217,7 +248,12 @@ def world(db):
     other_event = EventFactory(tenant=other_tenant, name="Rival gala")
     other_guest = GuestFactory(event=other_event, first_name="Rita", last_name="Rival")
     teammate = MembershipFactory(tenant=tenant, role=Role.DOOR)
-    world = World(tenant, event, anna, lisa, carl, change_request, other_tenant, other_event, other_guest, teammate)
+    invitation = Invitation.objects.create(
+        tenant=tenant, email="pending@example.com", role=Role.VIEWER, token="t" * 40, expires_at=event.starts_at
+    )
+    world = World(
+        tenant, event, anna, lisa, carl, change_request, other_tenant, other_event, other_guest, teammate, invitation
+    )
     world.guest_import = guest_import_start(
         event=event, file_name="guests.csv", content=b"first_name,last_name\nZoe,Zed\n", acting_user=None
     )
@@ -251,7 +287,10 @@ def test_isolation_matrix(world, case, actor):
         response = client.post(url, case.payload(world))
 
     after = db_snapshot()
-    allowed_write = case.method == "POST" and (actor == OWNER or (actor == ADMIN and not case.owner_only))
+    if case.any_member:
+        allowed_write = case.method == "POST" and actor in (VIEWER, DOOR, ADMIN)
+    else:
+        allowed_write = case.method == "POST" and (actor == OWNER or (actor == ADMIN and not case.owner_only))
 
     if actor == ANONYMOUS:
         if case.method == "GET" or response.status_code != 403:
@@ -261,16 +300,20 @@ def test_isolation_matrix(world, case, actor):
     elif actor in (OTHER_TENANT, OTHER_TENANT_OWN_SLUG):
         assert response.status_code == 404
     elif case.method == "GET":
-        assert response.status_code == 200
-        # The page is tenant A's: its data, never tenant B's.
-        body = response.content.decode()
+        assert response.status_code == (case.ok_status or 200)
+        # The page (or the download) is tenant A's: its data, never tenant B's.
+        body = download_text(response)
         assert "Rival" not in body and world.other_guest.code not in body
+    elif case.any_member:
+        assert response.status_code == 302
     elif actor in (VIEWER, DOOR) or not allowed_write:
         assert response.status_code == 403
     else:
-        assert response.status_code == 302, getattr(response, "context", None) and response.context.get("form")
+        assert response.status_code == (case.ok_status or 302), getattr(
+            response, "context", None
+        ) and response.context.get("form")
 
-    if allowed_write:
+    if allowed_write and case.writes:
         assert after != before
         assert after["audit_log_count"] > before["audit_log_count"]
         # A write in tenant A never touches tenant B.
@@ -306,6 +349,9 @@ def test_matrix_covers_every_organizer_url():
         .replace("{teammate}", "<uuid:membership_id>")
         .replace("{request}", "<uuid:request_id>")
         .replace("{import}", "<uuid:import_id>")
+        .replace("{csv}", "<str:file_format>")
+        .replace("{xlsx}", "<str:file_format>")
+        .replace("{invitation}", "<uuid:invitation_id>")
         for c in CASES
     }
     # Ticketed events' pages have their own matrix, with a world that sells tickets.

@@ -9,6 +9,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD_KEY = "k" * 20 + "Zx9-" * 10
+SENDER = "Events <invitations@events.example.com>"
 
 
 def load_settings(env: dict) -> subprocess.CompletedProcess:
@@ -39,6 +40,16 @@ def load_settings(env: dict) -> subprocess.CompletedProcess:
         ({"SECRET_KEY": GOOD_KEY}, "ALLOWED_HOSTS"),
         ({"SECRET_KEY": GOOD_KEY, "ALLOWED_HOSTS": "*"}, "ALLOWED_HOSTS"),
         ({"SECRET_KEY": GOOD_KEY, "ALLOWED_HOSTS": "events.example.com", "DEBUG": "1"}, "DEBUG"),
+        # Mail from localhost or a bare host name is refused by receiving servers: invitations would not arrive.
+        ({"SECRET_KEY": GOOD_KEY, "ALLOWED_HOSTS": "events.example.com"}, "DEFAULT_FROM_EMAIL"),
+        (
+            {"SECRET_KEY": GOOD_KEY, "ALLOWED_HOSTS": "events.example.com", "DEFAULT_FROM_EMAIL": "a@mailhost"},
+            "DEFAULT_FROM_EMAIL",
+        ),
+        (
+            {"SECRET_KEY": GOOD_KEY, "ALLOWED_HOSTS": "x.example", "DEFAULT_FROM_EMAIL": "E <e@mail.localhost>"},
+            "DEFAULT_FROM_EMAIL",
+        ),
     ],
 )
 def test_production_refuses_to_start_with_unsafe_settings(env, complaint):
@@ -48,9 +59,22 @@ def test_production_refuses_to_start_with_unsafe_settings(env, complaint):
 
 
 def test_production_starts_with_safe_settings():
-    result = load_settings({"DJANGO_ENV": "production", "SECRET_KEY": GOOD_KEY, "ALLOWED_HOSTS": "events.example.com"})
+    result = load_settings(
+        {
+            "DJANGO_ENV": "production",
+            "SECRET_KEY": GOOD_KEY,
+            "ALLOWED_HOSTS": "events.example.com",
+            "DEFAULT_FROM_EMAIL": SENDER,
+        }
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[0] == "False"
+
+
+@pytest.mark.parametrize("value", ["noreply", "a@example.com, b@example.com", "Name <no address>"])
+def test_a_sender_address_that_is_not_one_address_is_a_clear_error(value):
+    result = load_settings({"DEFAULT_FROM_EMAIL": value})
+    assert result.returncode != 0 and "DEFAULT_FROM_EMAIL must be one email address" in result.stderr, result.stderr
 
 
 def test_development_defaults_are_safe_and_embedded():
@@ -163,7 +187,15 @@ def test_malformed_beat_intervals_are_a_clear_error(value, complaint):
     ("env", "formatter"),
     [
         ({}, "text"),
-        ({"DJANGO_ENV": "production", "SECRET_KEY": GOOD_KEY, "ALLOWED_HOSTS": "events.example.com"}, "json"),
+        (
+            {
+                "DJANGO_ENV": "production",
+                "SECRET_KEY": GOOD_KEY,
+                "ALLOWED_HOSTS": "events.example.com",
+                "DEFAULT_FROM_EMAIL": SENDER,
+            },
+            "json",
+        ),
         ({"LOG_FORMAT": "json"}, "json"),
     ],
 )

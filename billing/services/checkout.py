@@ -7,6 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -211,14 +212,16 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
     )
     order.stripe_session_id = session_id
     order.checkout_url = url or _absolute(test_checkout_path(order))
-    Order.objects.filter(pk=order.pk).update(stripe_session_id=session_id, checkout_url=order.checkout_url)
-    audit_log_record(
-        action="order.created",
-        tenant_id=event.tenant_id,
-        event_id=event.pk,
-        object_id=order.pk,
-        data={"total": order.total, "currency": order.currency, "quantity": order.quantity, "test": order.is_test},
-    )
+    # One commit for the two (speed only: each stands alone, as on MongoDB, where atomic() is a no-op).
+    with transaction.atomic():
+        Order.objects.filter(pk=order.pk).update(stripe_session_id=session_id, checkout_url=order.checkout_url)
+        audit_log_record(
+            action="order.created",
+            tenant_id=event.tenant_id,
+            event_id=event.pk,
+            object_id=order.pk,
+            data={"total": order.total, "currency": order.currency, "quantity": order.quantity, "test": order.is_test},
+        )
     return order
 
 

@@ -192,7 +192,9 @@ def test_a_demoted_admin_no_longer_edits_the_event_admin(client, staff_client, t
     assert edit_event(client, event, access).status_code == 401
 
 
-def test_only_owners_change_roles_and_owners_are_not_changed_on_the_team_page(client, tenant, owner, admin_membership):
+def test_only_owners_change_roles_and_the_last_owner_is_not_changed_on_the_team_page(
+    client, tenant, owner, admin_membership
+):
     admin_page = Client()
     admin_page.force_login(admin_membership.user)
     owner_membership = Membership.objects.get(user=owner)

@@ -41,7 +41,7 @@ def start_order(client, event, ticket_type, quantity=2, names=("Ana García", "B
             "buyer_name": "Ana García",
             "buyer_email": "ana@example.com",
             f"qty_{ticket_type.pk}": str(quantity),
-            "attendees": "\n".join(names[:quantity]),
+            **{f"attendee_{seat}": name for seat, name in enumerate(names[:quantity], start=1)},
             "code": "",
         },
     )
@@ -66,7 +66,8 @@ def test_buying_two_tickets_in_test_mode_end_to_end(client, concert, general, dj
             "buyer_name": "Ana García",
             "buyer_email": "ana@example.com",
             f"qty_{general.pk}": "2",
-            "attendees": "Ana García\nBen Ruiz",
+            "attendee_1": "Ana García",
+            "attendee_2": "Ben Ruiz",
             "code": "",
         },
     )
@@ -181,7 +182,8 @@ def test_order_page_summarises_lines_and_total(client, concert, general, django_
             "buyer_email": "ana@example.com",
             f"qty_{general.pk}": "1",
             f"qty_{front.pk}": "1",
-            "attendees": "Ana\nBen",
+            "attendee_1": "Ana",
+            "attendee_2": "Ben",
         },
     )
     order = Order.objects.get()

@@ -29,6 +29,7 @@ from tests.factories import (
     TicketTypeFactory,
     UserFactory,
 )
+from tests.support.spreadsheets import download_text
 
 
 def _url(name, event, **kwargs):
@@ -201,7 +202,7 @@ def test_full_refund_from_the_page_voids_every_ticket_and_frees_the_seats(owner_
     order = buy(concert, (general, 2))
     assert TicketType.objects.get(pk=general.pk).sold == 2
 
-    response = owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": ""})
+    response = owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": "", "confirm": "on"})
 
     assert response.status_code == 302
     order.refresh_from_db()
@@ -211,6 +212,35 @@ def test_full_refund_from_the_page_voids_every_ticket_and_frees_the_seats(owner_
     refund = LedgerEntry.objects.get(order_id=order.pk, kind=LedgerEntry.Kind.REFUND)
     assert refund.amount == 5000
     assert AuditLog.objects.get(action="order.refunded", object_id=order.pk).actor_user == owner
+
+
+@pytest.mark.parametrize("confirm", [None, "", "false"])
+def test_a_refund_without_the_confirmation_box_refunds_nothing(owner_client, concert, general, buy, confirm):
+    order = buy(concert, (general, 2))
+    data = {"amount": ""} if confirm is None else {"amount": "", "confirm": confirm}
+
+    response = owner_client.post(_order_url("billing_organizer:order-refund", order), data)
+
+    assert response.status_code == 400
+    assert response.context["refund_form"].errors["confirm"] == [
+        "Tick the box to confirm the refund; nothing was refunded."
+    ]
+    assert "Tick the box to confirm the refund" in response.content.decode()
+    order.refresh_from_db()
+    assert (order.status, order.refunded_amount) == (Order.Status.PAID, 0)
+    assert [t.status for t in _tickets(order)] == [Ticket.Status.VALID, Ticket.Status.VALID]
+    assert TicketType.objects.get(pk=general.pk).sold == 2
+    assert not LedgerEntry.objects.filter(order_id=order.pk, kind=LedgerEntry.Kind.REFUND).exists()
+
+
+def test_the_order_page_asks_to_confirm_a_refund_with_a_required_box(owner_client, concert, general, buy):
+    order = buy(concert, (general, 1))
+
+    page = owner_client.get(_order_url("billing_organizer:order", order)).content.decode()
+
+    box = re.search(r'<input type="checkbox" name="confirm"[^>]*>', page)
+    assert box is not None and "required" in box.group(0)
+    assert "Yes, refund: the money goes back to the buyer" in page
 
 
 def test_the_tickets_email_can_be_sent_again_once_per_click(
@@ -226,7 +256,8 @@ def test_the_tickets_email_can_be_sent_again_once_per_click(
 
     assert response.status_code == 302
     assert [m.to for m in mailoutbox] == [["ann@example.com"], ["ann@example.com"]]
-    assert len(mailoutbox[1].attachments) == 2  # one QR code per ticket
+    kinds = sorted(part.get_content_type() for part in mailoutbox[1].attachments)
+    assert kinds == ["image/png", "image/png", "text/calendar"]  # one QR code per ticket, the event's .ics
     assert AuditLog.objects.get(action="order.confirmation_resent", object_id=order.pk).actor_user == owner
 
 
@@ -242,7 +273,9 @@ def test_an_unpaid_order_has_no_tickets_email_to_resend(owner_client, concert, g
 def test_partial_refund_typed_as_a_decimal_voids_the_tickets_it_covers(owner_client, concert, general, buy):
     order = buy(concert, (general, 2))
 
-    response = owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": "25.00"})
+    response = owner_client.post(
+        _order_url("billing_organizer:order-refund", order), {"amount": "25.00", "confirm": "on"}
+    )
 
     assert response.status_code == 302
     order.refresh_from_db()
@@ -264,7 +297,9 @@ def test_a_refund_amount_that_is_not_possible_is_refused_on_the_field(
 ):
     order = buy(concert, (general, 2))
 
-    response = owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": typed})
+    response = owner_client.post(
+        _order_url("billing_organizer:order-refund", order), {"amount": typed, "confirm": "on"}
+    )
 
     assert response.status_code == 400
     assert response.context["refund_form"].errors["amount"] == [message]
@@ -275,9 +310,9 @@ def test_a_refund_amount_that_is_not_possible_is_refused_on_the_field(
 
 def test_refunding_an_order_with_nothing_left_shows_the_service_error(owner_client, concert, general, buy):
     order = buy(concert, (general, 1))
-    owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": ""})
+    owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": "", "confirm": "on"})
 
-    response = owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": ""})
+    response = owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": "", "confirm": "on"})
 
     assert response.status_code == 400
     assert response.context["refund_form"].errors["amount"] == ["This order has nothing left to refund."]
@@ -288,7 +323,9 @@ def test_refunding_an_order_with_nothing_left_shows_the_service_error(owner_clie
 def test_viewers_and_door_staff_cannot_refund(member_client, concert, general, buy, role):
     order = buy(concert, (general, 1))
 
-    response = member_client(role).post(_order_url("billing_organizer:order-refund", order), {"amount": ""})
+    response = member_client(role).post(
+        _order_url("billing_organizer:order-refund", order), {"amount": "", "confirm": "on"}
+    )
 
     assert response.status_code == 403
     order.refresh_from_db()
@@ -387,7 +424,7 @@ def test_check_in_valid_then_already_checked_in_with_the_time(member_client, con
     ticket.refresh_from_db()
     local = timezone.localtime(ticket.checked_in_at, concert.tzinfo)
     assert _result(second) == "already_checked_in"
-    assert f"Already checked in at {local:%H:%M}" in _result_text(second)
+    assert f"Already checked in at {local:%H:%M} {local.tzname()}" in _result_text(second)  # with the zone's label
     assert ticket.checked_in_by == first.wsgi_request.user
 
 
@@ -400,7 +437,7 @@ def test_check_in_on_an_earlier_day_says_which_day(owner_client, concert, genera
 
     local = timezone.localtime(earlier, concert.tzinfo)
     assert _result(response) == "already_checked_in"
-    assert f"Already checked in on {local:%m/%d/%Y} at {local:%H:%M}" in _result_text(response)
+    assert f"Already checked in on {local:%m/%d/%Y} at {local:%H:%M} {local.tzname()}" in _result_text(response)
 
 
 def test_check_in_names_the_attendee_printed_on_the_ticket(owner_client, concert, general, buy):
@@ -413,7 +450,7 @@ def test_check_in_names_the_attendee_printed_on_the_ticket(owner_client, concert
 
 def test_check_in_of_a_refunded_ticket_says_void(owner_client, concert, general, buy):
     order = buy(concert, (general, 1))
-    owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": ""})
+    owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": "", "confirm": "on"})
 
     response = owner_client.post(_url("billing_organizer:check-in", concert), {"code": _tickets(order)[0].code})
 
@@ -487,7 +524,7 @@ def test_dashboard_numbers_after_a_sale_and_a_partial_refund(owner_client, conce
     order = buy(concert, (general, 2), (vip, 1))  # 2 x 25.00 + 80.00 = 130.00
     buy(concert, (general, 1), buyer="Still Paying", pay=False)
     # Refund one General ticket; the last seat (the VIP) stays valid because 25.00 does not cover it.
-    owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": "25.00"})
+    owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": "25.00", "confirm": "on"})
     owner_client.post(_url("billing_organizer:check-in", concert), {"code": _tickets(order)[0].code})
 
     response = owner_client.get(_url("events:dashboard", concert))
@@ -508,7 +545,7 @@ def test_dashboard_numbers_after_a_sale_and_a_partial_refund(owner_client, conce
 
 def test_dashboard_revenue_refunded_and_checked_in_per_type(owner_client, concert, general, buy):
     order = buy(concert, (general, 2))
-    owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": "25.00"})
+    owner_client.post(_order_url("billing_organizer:order-refund", order), {"amount": "25.00", "confirm": "on"})
     owner_client.post(_url("billing_organizer:check-in", concert), {"code": _tickets(order)[0].code})
 
     row = owner_client.get(_url("events:dashboard", concert)).context["sales"].types[0]
@@ -592,7 +629,14 @@ class Case:
     ok_status: int = 302
 
     def url(self, world, slug: str) -> str:
-        ids = {"general": world.general.pk, "spare": world.spare.pk, "order": world.order.pk, "review": world.review.pk}
+        ids = {
+            "general": world.general.pk,
+            "spare": world.spare.pk,
+            "order": world.order.pk,
+            "review": world.review.pk,
+            "csv": "csv",
+            "xlsx": "xlsx",
+        }
         return f"/o/{slug}/events/{world.concert.pk}/" + self.path.format(**ids)
 
     def payload(self, world) -> dict:
@@ -609,12 +653,16 @@ CASES = [
     Case("ticket_type_delete", "POST", "ticket-types/{spare}/delete/"),
     Case("ticket_type_off_sale", "POST", "ticket-types/{general}/off-sale/"),
     Case("orders", "GET", "orders/"),
+    Case("orders_export", "GET", "orders/export/{csv}/"),
+    Case("orders_export", "GET", "orders/export/{xlsx}/"),
     Case("order", "GET", "orders/{order}/"),
-    Case("order_refund", "POST", "orders/{order}/refund/", {"amount": ""}),
+    Case("order_refund", "POST", "orders/{order}/refund/", {"amount": "", "confirm": "on"}),
     Case("order_accept", "POST", "orders/{review}/accept/"),
     Case("order_resend", "POST", "orders/{order}/resend/"),
     Case("check_in", "GET", "check-in/"),
     Case("check_in", "POST", "check-in/", lambda w: {"code": w.ticket.code}, check_in=True, ok_status=200),
+    Case("check_in_export", "GET", "check-in/export/{csv}/"),
+    Case("check_in_export", "GET", "check-in/export/{xlsx}/"),
 ]
 
 # tests/test_isolation.py checks that every organizer URL is in a matrix; these are in this one.
@@ -623,6 +671,8 @@ ROUTE_PARAMETERS = {
     "{spare}": "<uuid:ticket_type_id>",
     "{order}": "<uuid:order_id>",
     "{review}": "<uuid:order_id>",
+    "{csv}": "<str:file_format>",
+    "{xlsx}": "<str:file_format>",
 }
 TICKETED_ROUTES = {
     "o/<slug:tenant_slug>/events/<uuid:event_id>/"
@@ -701,7 +751,7 @@ def test_ticketed_isolation_matrix(world, case, actor, django_capture_on_commit_
         assert response.status_code == 404
     elif case.method == "GET":
         assert response.status_code == 200
-        body = response.content.decode()
+        body = download_text(response)
         assert "Rival" not in body and world.rival_order.buyer_email not in body
     elif not allowed_write:
         assert response.status_code == 403

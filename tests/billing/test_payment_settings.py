@@ -9,7 +9,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PRODUCTION = {"DJANGO_ENV": "production", "SECRET_KEY": "k" * 20 + "Zx9-" * 10, "ALLOWED_HOSTS": "events.example.com"}
+PRODUCTION = {
+    "DJANGO_ENV": "production",
+    "SECRET_KEY": "k" * 20 + "Zx9-" * 10,
+    "ALLOWED_HOSTS": "events.example.com",
+    "DEFAULT_FROM_EMAIL": "Events <invitations@events.example.com>",
+}
 STRIPE = {"STRIPE_SECRET_KEY": "sk_live_example", "STRIPE_WEBHOOK_SECRET": "whsec_example"}
 SCRIPT = "import eventsaas.settings as s; print(s.TEST_PAYMENTS, bool(s.STRIPE_SECRET_KEY), s.ORDER_HOLD_MINUTES)"
 

@@ -78,7 +78,7 @@ def test_shop_shows_the_event_in_its_time_zone_and_every_type_with_price_and_sea
     assert response.status_code == 200
     page = text_of(response)
     assert "Demo Concert" in page
-    assert "8 p.m." in page and "(Europe/Madrid)" in page  # 18:00 UTC shown as the local 20:00
+    assert "20:00 CEST" in page  # 18:00 UTC shown as the local 20:00, with the zone's label
     assert "Sala Apolo, Barcelona" in page and "Black tie optional" in page and "chamber music" in page
     assert "General €25.00 · 200 left" in page
     assert "Front row €60.00 · Sold out" in page
@@ -117,15 +117,17 @@ def test_shop_asks_for_names_and_the_events_questions(client, concert, general):
 
     html = client.get(shop_url(concert)).content.decode()
 
-    assert re.search(r'<textarea[^>]*name="attendees"', html)
-    assert "One name per line" in html
+    # No quantity chosen yet: no name field, a word about where they appear, and never the old textarea.
+    assert "a name field appears for each ticket" in html
+    assert not re.search(r'name="attendee', html)
     assert re.search(r'<select[^>]*name="q_meal"', html) and '<option value="Vegetarian">' in html
     assert re.search(r'<input[^>]*name="q_song"', html)
     assert 'name="dietary"' in html
 
 
 def test_names_are_not_asked_unless_the_organizer_wants_them(client, concert, general):
-    assert 'name="attendees"' not in client.get(shop_url(concert)).content.decode()
+    html = client.post(shop_url(concert), buyer(update="1", **qty(general, 2))).content.decode()
+    assert 'name="attendee_' not in html and "Name on each ticket" not in html
 
 
 def test_shop_speaks_the_events_language(client, concert, general):
@@ -188,7 +190,7 @@ def test_names_answers_and_dietary_needs_reach_the_order(client, concert, genera
 
     response = client.post(
         shop_url(concert),
-        buyer(**qty(general, 2), attendees="Ana García\n\n  Ben Ruiz  \n", dietary="No nuts", q_meal="Veg"),
+        buyer(**qty(general, 2), attendee_1="Ana García", attendee_2="  Ben Ruiz  ", dietary="No nuts", q_meal="Veg"),
     )
 
     assert response.status_code == 303
@@ -253,26 +255,103 @@ def test_bad_input_is_shown_on_its_field_and_reserves_nothing(client, concert, g
     assert_nothing_reserved(general)
 
 
-def test_missing_attendee_names_are_a_field_error(client, concert, general):
+NAME_MISSING = "Enter the name of the person for this ticket."
+
+
+def test_missing_attendee_names_are_errors_on_their_own_fields(client, concert, general, front_row):
     Event.objects.filter(pk=concert.pk).update(attendee_names_required=True)
 
-    missing = client.post(shop_url(concert), buyer(**qty(general, 2)))
-    one_short = client.post(shop_url(concert), buyer(**qty(general, 2), attendees="Ana García"))
+    missing = client.post(shop_url(concert), buyer(**qty(general, 2), **qty(front_row, 1)))
+    one_short = client.post(
+        shop_url(concert), buyer(**qty(general, 2), **qty(front_row, 1), attendee_1="Ana García", attendee_3=" ")
+    )
 
     assert missing.status_code == one_short.status_code == 400
-    assert missing.context["form"].errors["attendees"] == ["This field is required."]
-    assert one_short.context["form"].errors["attendees"] == ["Give one name per ticket: 2 names, one per line."]
-    assert_nothing_reserved(general)
+    assert {name: missing.context["form"].errors.get(name) for name in ("attendee_1", "attendee_2", "attendee_3")} == {
+        "attendee_1": [NAME_MISSING],
+        "attendee_2": [NAME_MISSING],
+        "attendee_3": [NAME_MISSING],
+    }
+    errors = one_short.context["form"].errors
+    assert ("attendee_1" in errors, errors.get("attendee_2"), errors.get("attendee_3")) == (
+        False,
+        [NAME_MISSING],
+        [NAME_MISSING],
+    )
+    # The page shows one labelled field per ticket, what was typed kept, the error beside the empty ones.
+    html = one_short.content.decode()
+    assert re.findall(r'<label for="id_attendee_(\d)">([^<]*)</label>', html) == [
+        ("1", "Name on ticket 1 (General):"),
+        ("2", "Name on ticket 2 (General):"),
+        ("3", "Name on ticket 3 (Front row):"),
+    ]
+    assert re.search(r'<input[^>]*name="attendee_1"[^>]*value="Ana García"', html)
+    assert text_of(one_short).count(NAME_MISSING) == 2
+    assert_nothing_reserved(general, front_row)
+
+
+def test_names_beyond_the_tickets_chosen_are_ignored_and_each_name_reaches_its_ticket(
+    client, concert, general, front_row
+):
+    Event.objects.filter(pk=concert.pk).update(attendee_names_required=True)
+
+    response = client.post(
+        shop_url(concert),
+        buyer(
+            **qty(general, 1),
+            **qty(front_row, 1),
+            attendee_1="Ana García",
+            attendee_2="Ben Ruiz",
+            attendee_3="Nobody Else",
+        ),
+    )
+
+    assert response.status_code == 303
+    order = Order.objects.get()
+    assert [(a["ticket_type"], a["name"]) for a in order.attendees] == [
+        (str(general.pk), "Ana García"),
+        (str(front_row.pk), "Ben Ruiz"),
+    ]
+
+
+def test_update_without_javascript_shows_the_total_and_a_name_field_per_ticket(client, concert, general, front_row):
+    """The no-JavaScript path: choose quantities, "Update", then the names; nothing is reserved by updating."""
+    Event.objects.filter(pk=concert.pk).update(attendee_names_required=True)
+
+    response = client.post(
+        shop_url(concert), buyer(update="1", **qty(general, 2), **qty(front_row, 1), attendee_1="Ana García")
+    )
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert re.search(r"<output data-shop-total>€110.00</output>", html)
+    assert re.findall(r'name="(attendee_\d+)"', html) == ["attendee_1", "attendee_2", "attendee_3"]
+    assert re.search(r'<input[^>]*name="attendee_1"[^>]*value="Ana García"', html)
+    assert re.search(rf'<input[^>]*name="qty_{general.pk}"[^>]*value="2"', html)
+    assert 'class="errorlist' not in html  # nothing was checked yet
+    assert Order.objects.count() == 0
+    assert_nothing_reserved(general, front_row)
+
+
+def test_the_total_is_shown_before_continue_for_the_quantities_posted(client, concert, general, front_row):
+    response = client.post(shop_url(concert), buyer(**qty(general, 2), **qty(front_row, 1), buyer_email="ana@"))
+
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert html.index("€110.00</output>") < html.index("Continue to")
+    assert "<output data-shop-total>—</output>" in client.get(shop_url(concert)).content.decode()
 
 
 def test_service_validation_errors_land_on_the_form_fields(client, concert, general):
-    """The service checks what the form does not (a name too long for a ticket): its error is on the field."""
+    """A name too long for a ticket (the service's limit too) is refused on its own field."""
     Event.objects.filter(pk=concert.pk).update(attendee_names_required=True)
 
-    response = client.post(shop_url(concert), buyer(**qty(general, 1), attendees="A" * 201))
+    response = client.post(shop_url(concert), buyer(**qty(general, 1), attendee_1="A" * 201))
 
     assert response.status_code == 400
-    assert response.context["form"].errors["attendees"] == ["Names can have at most 200 characters."]
+    assert response.context["form"].errors["attendee_1"] == [
+        "Ensure this value has at most 200 characters (it has 201)."
+    ]
     assert_nothing_reserved(general)
 
 

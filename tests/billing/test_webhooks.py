@@ -387,3 +387,35 @@ def test_the_stale_events_sweep_reprocesses_a_failed_refund_event(
     assert {t.status for t in tickets_of(order)} == {"void"}
     assert seats(vip) == (0, 0)
     assert assert_money_matches(order, fake_stripe) == 0
+
+
+def test_a_payment_cut_short_leaves_nothing_half_done_and_the_retry_completes_it(
+    fake_stripe, order, standard, vip, webhook, monkeypatch, django_capture_on_commit_callbacks
+):
+    """On SQL databases a delivery's processing is one transaction: a failure between marking the order paid and
+    issuing its tickets leaves the order as it was (no paid order without tickets), and the retry does it all."""
+    from billing.services import orders
+    from eventsaas.db import is_mongodb
+
+    if is_mongodb():
+        pytest.skip("Django's atomic() is a no-op on MongoDB: each write stands alone, and the retry completes it")
+    before = order_snapshot(order)
+
+    def failing(**kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(orders, "tickets_issue", failing)
+    assert webhook(fake_stripe.complete(order.stripe_session_id)).status_code == 200
+
+    row = WebhookEvent.objects.get()
+    assert row.status == WebhookEvent.Status.FAILED and "disk full" in row.error
+    assert order_snapshot(order) == before
+    assert ledger_of(order) == [] and tickets_of(order) == []
+    assert seats(standard) == (0, 2) and seats(vip) == (0, 1)
+
+    monkeypatch.undo()
+    with django_capture_on_commit_callbacks(execute=True):  # the tickets email goes after the commit
+        services.webhook_event_process(webhook_event=row)
+
+    assert fresh(row).status == WebhookEvent.Status.PROCESSED
+    assert_paid_once(order, fake_stripe, standard, vip)

@@ -175,9 +175,9 @@ def test_list_shows_sold_reserved_and_remaining(member_client, concert, general)
 
     assert response.status_code == 200
     page = response.content.decode()
-    assert '<td data-col="sold">7</td>' in page
-    assert '<td data-col="reserved">3</td>' in page
-    assert '<td data-col="remaining">90</td>' in page
+    assert '<td data-col="sold" data-label="Sold">7</td>' in page
+    assert '<td data-col="reserved" data-label="Reserved">3</td>' in page
+    assert '<td data-col="remaining" data-label="Remaining">90</td>' in page
     assert "€25.00" in page
 
 

@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from eventsaas.models import AuditLog
 from guests import services
-from guests.codes import CODE_ALPHABET, CODE_LENGTH, generate_code, normalize_code, normalize_name
+from guests.codes import CODE_ALPHABET, CODE_LENGTH, generate_code, normalize_code, normalize_name, stored_code
 from guests.models import Guest
 from rsvp.services import guest_authenticate
 from tenants.models import Role
@@ -180,3 +180,16 @@ def test_viewer_cannot_regenerate_a_code(member_client, tenant, event, household
 
     assert client.post(url).status_code == 403
     assert Guest.objects.get(pk=anna.pk).code == anna.code
+
+
+def test_stored_code_keeps_codes_that_fit_and_shortens_longer_ones_the_same_way_every_time():
+    assert stored_code(" abcd-efgh ") == "ABCDEFGH"
+    assert stored_code("a" * 16) == "A" * 16
+    long_token = "3f2b8c1e-9d4a-4b7e-8f00-1a2b3c4d5e6f"
+    shortened = stored_code(long_token)
+    assert len(shortened) == 16 and set(shortened) <= set(CODE_ALPHABET)
+    # Typed in any case, with or without dashes, the long code stands for the same stored one.
+    assert stored_code(long_token.upper().replace("-", " ")) == shortened
+    assert stored_code(long_token[:-1] + "0") != shortened
+    # The stand-in typed as a code is itself: it fits the column.
+    assert stored_code(shortened.lower()) == shortened

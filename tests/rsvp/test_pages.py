@@ -74,13 +74,12 @@ def test_page_shows_event_details_in_the_event_timezone(client, event, household
     page = _text(client.get(ANSWER_URL))
 
     assert "Anna & Ben's Wedding" in page
-    assert "Monday, June 3, 2030, 6:30 p.m." in page
-    assert "4:30 p.m." not in page  # not UTC
-    assert "Europe/Madrid" in page
+    assert "Mon 3 Jun 2030, 18:30 CEST" in page
+    assert "16:30" not in page  # not UTC
     assert "Finca El Olivar, Ronda" in page
     assert "Black tie" in page
     assert "Please answer by" in page
-    assert "May 1, 2030, 11:59 p.m." in page
+    assert "Wed 1 May 2030, 23:59 CEST" in page
 
 
 def test_page_shows_winter_times_with_the_winter_offset(client, event, anna):
@@ -92,8 +91,8 @@ def test_page_shows_winter_times_with_the_winter_offset(client, event, anna):
 
     page = _text(client.get(ANSWER_URL))
 
-    assert "Tuesday, Jan. 15, 2030, 6 p.m." in page
-    assert "Jan. 1, 2030, noon" in page
+    assert "Tue 15 Jan 2030, 18:00 CET" in page
+    assert "Tue 1 Jan 2030, 12:00 CET" in page
 
 
 def test_page_lists_group_members_and_the_expected_total(anna_client, anna, lisa):

@@ -152,6 +152,7 @@ class Deployment:
             EMAIL_BACKEND="django.core.mail.backends.filebased.EmailBackend",
             EMAIL_FILE_PATH=self.emails,
             SITE_URL=self.address,
+            DEFAULT_FROM_EMAIL="Events <invitations@events.example.com>",
             ORDER_HOLD_MINUTES=1,
             ORDER_EXPIRY_GRACE_SECONDS=0,
             BEAT_INTERVALS="billing.orders_expire_due=3,guests.activity_flush=2",
