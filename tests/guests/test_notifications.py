@@ -1,7 +1,8 @@
 """Notifications: invitations, confirmations, reminders, digests; exactly once per window."""
 
 import smtplib
-from datetime import timedelta
+import zoneinfo
+from datetime import UTC, timedelta
 from unittest import mock
 
 import pytest
@@ -257,3 +258,18 @@ def test_moving_the_deadline_later_reopens_a_closed_event(tenant, owner):
 
     event.refresh_from_db()
     assert event.rsvp_closed_at is None and event.is_rsvp_open()
+
+
+def test_the_reminder_gives_the_deadline_in_the_event_zone_with_its_label(tenant, settings):
+    settings.REMINDER_DAYS_BEFORE_DEADLINE = 3
+    deadline = (timezone.now() + timedelta(days=2)).replace(second=0, microsecond=0)
+    tokyo = EventFactory(tenant=tenant, timezone="Asia/Tokyo", language="en", rsvp_deadline=deadline)
+    GuestFactory(event=tokyo, email="pending@example.com")
+
+    assert notifications.reminders_send() == 1
+
+    local, utc = deadline.astimezone(zoneinfo.ZoneInfo("Asia/Tokyo")), deadline.astimezone(UTC)
+    message = mail.outbox[0]
+    for text in (message.body, _html(message)):
+        assert f"{local:%H:%M} JST" in text
+        assert f"{utc:%H:%M}" not in text
