@@ -10,6 +10,7 @@ from billing import services
 from billing.models import Order, Ticket
 from billing.qr import qr_svg
 from events.models import Event, TicketType
+from eventsaas.dates import format_event_range
 from tests.factories import TicketedEventFactory, TicketTypeFactory
 
 pytestmark = pytest.mark.django_db
@@ -115,7 +116,9 @@ def test_buying_two_tickets_in_test_mode_end_to_end(client, concert, general, dj
     html_part = email.alternatives[0][0]
     for ticket in tickets:
         assert ticket.display_code in email.body and f"cid:ticket-{ticket.code}" in html_part
-    assert "Test payment mode — no real money" in email.body and "(Europe/Madrid)" in email.body
+    assert "Test payment mode — no real money" in email.body
+    # The event's dates in its zone, with the zone's label, as on the pages.
+    assert format_event_range(concert.starts_at, concert.ends_at, concert.timezone) in email.body
 
 
 def test_test_checkout_can_let_the_order_expire(client, concert, general, django_capture_on_commit_callbacks):
