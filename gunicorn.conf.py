@@ -5,12 +5,14 @@ its threads, so a crowd of clients waits in the queue instead of being refused (
 measurements behind this choice). WEB_CONCURRENCY (gunicorn's own variable) sets the number of processes:
 1 by default, which the embedded default needs (its rate-limit counters live in the process's memory);
 with REDIS_URL the counters are shared and a deployment adds processes, about one per core.
+WEB_WORKER_CLASS=sync (one process per core) serves the guest paths fastest behind a proxy that buffers
+requests and responses, like nginx (docs/deployment.md, "Web server": measured with bench/guest_http.py).
 """
 
 import os
 
 wsgi_app = "eventsaas.wsgi:application"
-worker_class = "gthread"
+worker_class = os.environ.get("WEB_WORKER_CLASS", "gthread")
 threads = int(os.environ.get("WEB_THREADS", "8"))
 # A request that takes longer is stuck: the worker is restarted. Stopping waits this long for running requests.
 timeout = 30
