@@ -569,3 +569,13 @@ def test_an_admin_imports_guests_but_cannot_invite_teammates(member_client, even
     assert Guest.objects.for_event(event).count() == 7
     assert not Invitation.objects.exists()
     assert "Only an owner can invite teammates." in client.get(_page(event)).content.decode()
+
+
+@pytest.mark.django_db
+def test_the_two_import_pages_link_to_each_other(member_client, event):
+    client = member_client(Role.OWNER)
+    file_page = client.get(f"/o/{event.tenant.slug}/events/{event.pk}/guests/import/")
+    party_page = client.get(f"/o/{event.tenant.slug}/events/{event.pk}/guests/import/party/")
+    assert file_page.status_code == party_page.status_code == 200
+    assert f"/events/{event.pk}/guests/import/party/" in file_page.content.decode()
+    assert f'href="/o/{event.tenant.slug}/events/{event.pk}/guests/import/"' in party_page.content.decode()
