@@ -303,14 +303,8 @@ class PartyGuest:
         return max(stamps) if stamps and self.status != Guest.Status.PENDING else None
 
 
-def _party_guest(document: dict[str, Any], *, old_id: str, now: datetime) -> PartyGuest:
-    notes: list[str] = []
-    first_name = _text(document, "firstName", max_length=100)
-    last_name = _text(document, "lastName", max_length=100)
-    if not first_name:
-        raise _Refused(_("It has no first name."))
-    if not last_name:
-        raise _Refused(_("It has no last name (guests log in with their code and last name)."))
+def _party_code(document: dict[str, Any], notes: list[str]) -> str:
+    """The document's token as the guest's code: kept as typed, or its stand-in when longer than a code."""
     token = _extended(document.get("token"), "$numberInt", "$numberLong")
     if isinstance(token, int) and not isinstance(token, bool):
         token = str(token)
@@ -329,14 +323,11 @@ def _party_guest(document: dict[str, Any], *, old_id: str, now: datetime) -> Par
             _("Its token is longer than %(max)s characters: it keeps working, and %(code)s works too.")
             % {"max": CODE_MAX_LENGTH, "code": code}
         )
-    group = document.get("groupId")
-    group_key = None if group is None or group == "" else _group_key(group)
+    return code
 
-    status = document.get("rsvpStatus") or Guest.Status.PENDING
-    if status not in Guest.Status.values:
-        raise _Refused(
-            _("Its rsvpStatus %(status)s is not pending, coming or declined.") % {"status": json.dumps(status)[:40]}
-        )
+
+def _party_counts(document: dict[str, Any], status: str, notes: list[str]) -> tuple[int, int]:
+    """(expected_guests, num_guests): a coming guest counts at least one, a guest not coming counts nobody."""
     expected = _integer(document, "expectedGuests")
     counted = _integer(document, "numGuests")
     if expected == 0:
@@ -352,7 +343,27 @@ def _party_guest(document: dict[str, Any], *, old_id: str, now: datetime) -> Par
         if counted:
             notes.append(_("Not coming, so its numGuests (%(count)s) counts nobody.") % {"count": counted})
         num_guests = 0
-    expected_guests = expected or max(num_guests, 1)
+    return expected or max(num_guests, 1), num_guests
+
+
+def _party_guest(document: dict[str, Any], *, old_id: str, now: datetime) -> PartyGuest:
+    notes: list[str] = []
+    first_name = _text(document, "firstName", max_length=100)
+    last_name = _text(document, "lastName", max_length=100)
+    if not first_name:
+        raise _Refused(_("It has no first name."))
+    if not last_name:
+        raise _Refused(_("It has no last name (guests log in with their code and last name)."))
+    code = _party_code(document, notes)
+    group = document.get("groupId")
+    group_key = None if group is None or group == "" else _group_key(group)
+
+    status = document.get("rsvpStatus") or Guest.Status.PENDING
+    if status not in Guest.Status.values:
+        raise _Refused(
+            _("Its rsvpStatus %(status)s is not pending, coming or declined.") % {"status": json.dumps(status)[:40]}
+        )
+    expected_guests, num_guests = _party_counts(document, status, notes)
 
     dietary = _text(document, "dietary", max_length=MAX_DIETARY_LENGTH) if "dietary" in document else None
     email = None
