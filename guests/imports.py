@@ -632,6 +632,18 @@ def guest_import_start(*, event: Event, file_name: str, content: bytes, acting_u
     return job
 
 
+def _plan_results(plan: _Plan, job: GuestImport) -> dict[str, Any]:
+    """What a checked or applied job stores: every row's verdict and the counts of the preview."""
+    return {
+        "rows": [_stored(row) for row in plan.rows],
+        "processed_rows": job.total_rows,
+        "new_count": plan.new,
+        "updated_count": plan.updated,
+        "unchanged_count": plan.unchanged,
+        "refused_count": plan.refused,
+    }
+
+
 def guest_import_check(*, import_id: uuid.UUID) -> GuestImport | None:
     """Give every row of an uploaded job its verdict (the preview); None if another caller took the job."""
     if not _move(import_id, GuestImport.Status.UPLOADED, GuestImport.Status.CHECKING):
@@ -646,12 +658,7 @@ def guest_import_check(*, import_id: uuid.UUID) -> GuestImport | None:
         job.pk,
         GuestImport.Status.CHECKING,
         GuestImport.Status.READY,
-        rows=[_stored(row) for row in plan.rows],
-        processed_rows=job.total_rows,
-        new_count=plan.new,
-        updated_count=plan.updated,
-        unchanged_count=plan.unchanged,
-        refused_count=plan.refused,
+        **_plan_results(plan, job),
     )
     return job
 
@@ -707,12 +714,7 @@ def guest_import_apply(*, import_id: uuid.UUID) -> GuestImport | None:
         job.pk,
         GuestImport.Status.APPLYING,
         GuestImport.Status.APPLIED,
-        rows=[_stored(row) for row in plan.rows],
-        processed_rows=job.total_rows,
-        new_count=plan.new,
-        updated_count=plan.updated,
-        unchanged_count=plan.unchanged,
-        refused_count=plan.refused,
+        **_plan_results(plan, job),
         finished_at=timezone.now(),
     )
     audit_log_record(
