@@ -2,6 +2,7 @@
 
 import csv
 import io
+import re
 import uuid
 
 import pytest
@@ -9,6 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 from openpyxl import Workbook
 
+from eventsaas.db import is_mongodb
 from eventsaas.models import AuditLog
 from guests import imports
 from guests.imports import ImportFileInvalid, guest_file_parse
@@ -328,9 +330,11 @@ def test_ten_thousand_rows_are_checked_and_written_by_the_task_with_progress(eve
     with django_capture_on_commit_callbacks(execute=False) as queued:
         job = start(event, content)
     job.refresh_from_db()
-    assert job.status == GuestImport.Status.UPLOADED  # the request only stored the rows
-    assert len(queued) == 1
-    queued[0]()  # the broker delivers the task (eager in tests): guests.tasks.guest_import_check_task
+    if not is_mongodb():  # there on_commit() runs the task at once: no transaction is open
+        assert job.status == GuestImport.Status.UPLOADED  # the request only stored the rows
+        assert len(queued) == 1
+    for task in queued:
+        task()  # the broker delivers the task (eager in tests): guests.tasks.guest_import_check_task
     job.refresh_from_db()
     assert (job.status, job.processed_rows, job.new_count) == (GuestImport.Status.READY, 10_000, 10_000)
     assert Guest.objects.for_event(event).count() == 0
@@ -456,8 +460,9 @@ def test_the_status_endpoint_leaves_the_rows_in_the_database(owner_client, event
     job = start(event, csv_bytes(HEADER, "Ann,Lee,,,"))
     with CaptureQueriesContext(connection) as queries:
         assert owner_client.get(url(event, f"{job.pk}/status/")).json()["status"] == "ready"
-    job_reads = [q["sql"] for q in queries if 'FROM "guests_guestimport"' in q["sql"]]
-    assert len(job_reads) == 1 and '"guests_guestimport"."rows"' not in job_reads[0]
+    # SQL names the column "guests_guestimport"."rows"; MongoDB's query text projects 'rows'.
+    job_reads = [q["sql"] for q in queries if "guests_guestimport" in q["sql"]]
+    assert len(job_reads) == 1 and not re.search(r"""["']rows["']""", job_reads[0])
 
 
 def test_the_guest_export_read_back_changes_nothing(event):
