@@ -22,7 +22,7 @@ from events.selectors import ticketed_event_get
 from eventsaas.dates import format_event_clock
 from eventsaas.forms import add_service_errors
 from eventsaas.money import money_format
-from eventsaas.spreadsheets import export_filename, file_format_or_404, spreadsheet_response
+from eventsaas.spreadsheets import event_spreadsheet_response, file_format_or_404
 from guests.codes import normalize_code
 from tenants.middleware import check_in_view
 
@@ -80,18 +80,15 @@ def order_list(request, event_id):
 # codes in a file; viewers and door staff download the same list without them.
 
 
-def _download(event, sheet, *, what: str, file_format):
-    filename = export_filename(stem=event.slug, what=what, file_format=file_format, tz=event.tzinfo)
-    return spreadsheet_response(sheet, file_format=file_format, filename=filename)
-
-
 @require_safe
 def order_export(request, event_id, file_format):
     """The orders as CSV or Excel, filtered by status as the page is (its query string)."""
     event = ticketed_event_get(tenant=request.tenant, event_id=event_id)
     chosen = file_format_or_404(file_format)
     _, statuses = _status_filter(request)
-    return _download(event, exports.order_sheet(event=event, statuses=statuses), what="orders", file_format=chosen)
+    return event_spreadsheet_response(
+        exports.order_sheet(event=event, statuses=statuses), event=event, what="orders", file_format=chosen
+    )
 
 
 @require_safe
@@ -100,7 +97,7 @@ def check_in_export(request, event_id, file_format):
     event = ticketed_event_get(tenant=request.tenant, event_id=event_id)
     chosen = file_format_or_404(file_format)
     sheet = exports.ticket_sheet(event=event, include_codes=request.membership.can_edit)
-    return _download(event, sheet, what="check-ins", file_format=chosen)
+    return event_spreadsheet_response(sheet, event=event, what="check-ins", file_format=chosen)
 
 
 def _order_page(request, event, order, *, refund_form=None, status=200):

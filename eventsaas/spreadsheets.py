@@ -28,7 +28,7 @@ import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from django.http import FileResponse, Http404, StreamingHttpResponse
 from django.utils import timezone
@@ -139,6 +139,23 @@ def spreadsheet_response(
         )
     patch_cache_control(response, no_store=True, private=True)
     return response
+
+
+class _Dated(Protocol):
+    """What names an event's download: its slug, and its zone for the date (events.Event)."""
+
+    slug: str
+
+    @property
+    def tzinfo(self) -> dt.tzinfo: ...
+
+
+def event_spreadsheet_response(
+    sheet: Sheet, *, event: _Dated, what: str, file_format: FileFormat
+) -> StreamingHttpResponse | FileResponse:
+    """An event's export as a download, named after the event and dated in its zone (every export page)."""
+    filename = export_filename(stem=event.slug, what=what, file_format=file_format, tz=event.tzinfo)
+    return spreadsheet_response(sheet, file_format=file_format, filename=filename)
 
 
 def dataset_response(

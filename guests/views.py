@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 
 from events.selectors import event_get
 from eventsaas.forms import add_service_errors
-from eventsaas.spreadsheets import export_filename, file_format_or_404, spreadsheet_response
+from eventsaas.spreadsheets import event_spreadsheet_response, file_format_or_404
 from guests import exports, imports, notifications, selectors, services
 from guests.activity import track_activity
 from guests.filters import GuestFilterSet
@@ -53,11 +53,6 @@ def guest_list(request, event_id):
 # a file. Viewers and door staff download the same list without the code column.
 
 
-def _download(event, sheet, *, what: str, file_format):
-    filename = export_filename(stem=event.slug, what=what, file_format=file_format, tz=event.tzinfo)
-    return spreadsheet_response(sheet, file_format=file_format, filename=filename)
-
-
 @require_safe
 def guest_export(request, event_id, file_format):
     """The guest list as CSV or Excel, filtered as the page is (its query string)."""
@@ -65,21 +60,25 @@ def guest_export(request, event_id, file_format):
     chosen = file_format_or_404(file_format)
     _, filters = _list_filters(request)
     sheet = exports.guest_sheet(event=event, filters=filters, include_codes=request.membership.can_edit)
-    return _download(event, sheet, what="guests", file_format=chosen)
+    return event_spreadsheet_response(sheet, event=event, what="guests", file_format=chosen)
 
 
 @require_safe
 def dietary_export(request, event_id, file_format):
     event = event_get(tenant=request.tenant, event_id=event_id)
     chosen = file_format_or_404(file_format)
-    return _download(event, exports.dietary_sheet(event=event), what="dietary", file_format=chosen)
+    return event_spreadsheet_response(
+        exports.dietary_sheet(event=event), event=event, what="dietary", file_format=chosen
+    )
 
 
 @require_safe
 def question_export(request, event_id, file_format):
     event = event_get(tenant=request.tenant, event_id=event_id)
     chosen = file_format_or_404(file_format)
-    return _download(event, exports.question_sheet(event=event), what="questions", file_format=chosen)
+    return event_spreadsheet_response(
+        exports.question_sheet(event=event), event=event, what="questions", file_format=chosen
+    )
 
 
 def _apply(form, call):
