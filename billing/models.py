@@ -78,6 +78,10 @@ class Order(models.Model):
     paid_amount = models.PositiveIntegerField(_("paid (in cents)"), default=0)
     refunded_amount = models.PositiveIntegerField(_("refunded (in cents)"), default=0)
     is_test = models.BooleanField(_("test payment"), default=False)
+    # Fixed at checkout (issue #17): the organization's connected account the charge's net goes to
+    # (a destination charge), and the platform's application fee, in the order's minor units.
+    stripe_account_id = models.CharField(_("connected account"), max_length=255, blank=True)
+    application_fee = models.PositiveIntegerField(_("platform fee (in cents)"), default=0)
     stripe_session_id = models.CharField(_("Stripe Checkout session"), max_length=255, blank=True)
     stripe_payment_intent_id = models.CharField(_("Stripe payment"), max_length=255, blank=True)
     checkout_url = models.URLField(_("checkout address"), max_length=2000, blank=True)
@@ -213,6 +217,9 @@ class LedgerEntry(models.Model):
     order = models.ForeignKey(Order, models.CASCADE, verbose_name=_("order"), related_name="ledger", db_index=False)
     kind = models.CharField(_("kind"), max_length=10, choices=Kind.choices)
     amount = models.PositiveIntegerField(_("amount (in cents)"))
+    # The platform's application fee taken with a payment, or the part of it given back with a refund
+    # (Stripe refunds the fee in proportion). The organizer's net is amount - fee.
+    fee = models.PositiveIntegerField(_("platform fee (in cents)"), default=0)
     currency = models.CharField(_("currency"), max_length=3)
     # The payment intent of a payment, the refund of a refund (test mode: a local id).
     stripe_object_id = models.CharField(_("Stripe id"), max_length=255)
@@ -238,6 +245,47 @@ class LedgerEntry(models.Model):
     @property
     def signed_amount(self) -> int:
         return self.amount if self.kind == self.Kind.PAYMENT else -self.amount
+
+    @property
+    def net(self) -> int:
+        """What the organizer keeps of this entry (a refund's net is what leaves the organizer's account)."""
+        return self.amount - self.fee
+
+
+class ConnectedAccount(models.Model):
+    """An organization's Stripe Connect (Express) account, mirrored from Connect webhooks (`account.updated`).
+
+    One per organization. Paid ticket types go on sale only while `charges_enabled`.
+    In test-payment mode the account is simulated (`is_test`), so the demo shows the whole path without keys.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.OneToOneField(
+        Tenant, models.CASCADE, verbose_name=_("organization"), related_name="connected_account"
+    )
+    stripe_account_id = models.CharField(_("Stripe account"), max_length=255, unique=True)
+    is_test = models.BooleanField(_("simulated (test payments)"), default=False)
+    country = models.CharField(_("country"), max_length=2, blank=True)
+    default_currency = models.CharField(_("default currency"), max_length=3, blank=True)
+    details_submitted = models.BooleanField(_("details submitted"), default=False)
+    charges_enabled = models.BooleanField(_("can take charges"), default=False)
+    payouts_enabled = models.BooleanField(_("can receive payouts"), default=False)
+    # Stripe's requirements.currently_due and disabled_reason, shown to the organizer as what is missing.
+    requirements_due = models.JSONField(_("requirements due"), default=list, blank=True)
+    disabled_reason = models.CharField(_("disabled reason"), max_length=100, blank=True)
+    created_at = MillisecondDateTimeField(_("created at"), default=timezone.now, editable=False)
+    # The `created` time of the newest account.updated applied: an older event arriving late never wins.
+    synced_at = MillisecondDateTimeField(_("synced at"), null=True, blank=True)
+
+    objects = TenantScopedQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("connected account")
+        verbose_name_plural = _("connected accounts")
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return self.stripe_account_id
 
 
 class WebhookEvent(models.Model):

@@ -90,6 +90,15 @@ class Tenant(models.Model):
     # undoes itself. So two owners demoting each other at once never leave zero owners,
     # without a multi-row transaction (tenants/services.py, _owner_step_down).
     team_version = models.PositiveIntegerField(_("team version"), default=0, editable=False)
+    # The platform's application fee on this organization's paid orders, set by staff in the admin;
+    # empty means the platform's default (settings PLATFORM_FEE_PERCENT, PLATFORM_FEE_FIXED).
+    # Percent in basis points (250 = 2.5 %), fixed in the order currency's minor units.
+    platform_fee_basis_points = models.PositiveIntegerField(
+        _("platform fee (basis points)"), null=True, blank=True, help_text=_("250 is 2.5 %. Empty: the default.")
+    )
+    platform_fee_fixed = models.PositiveIntegerField(
+        _("platform fee per order (in cents)"), null=True, blank=True, help_text=_("Empty: the default.")
+    )
 
     class Meta:
         verbose_name = _("organization")
