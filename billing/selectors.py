@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db.models import Count, Q, QuerySet, Sum
 
-from billing.models import ATTENTION_STATUSES, LedgerEntry, Order, Ticket
+from billing.models import ATTENTION_STATUSES, ConnectedAccount, LedgerEntry, Order, Ticket
 from events.models import Event, TicketType
 from eventsaas.models import AuditLog
 from tenants.models import Tenant
@@ -187,3 +187,8 @@ def sales_summary(*, event: Event) -> SalesSummary:
         refunded=money["refunded"],
         currency=types[0].currency if types else "eur",
     )
+
+
+def connected_account_for_charges(*, tenant_id: uuid.UUID) -> ConnectedAccount | None:
+    """The organization's connected account if it can take charges now (paid orders go there), else None."""
+    return ConnectedAccount.objects.filter(tenant_id=tenant_id, charges_enabled=True).first()
