@@ -345,7 +345,10 @@ HOLDER_ATTEMPTS = 10
 
 
 def _holder_names(full_name: str) -> tuple[str, str]:
-    """"Ana María López" -> ("Ana María", "López"); a single word is both (login asks for the last name)."""
+    """A buyer's name as (first, last): "Ana María López" -> ("Ana María", "López"); one word is both.
+
+    The last name is what the ticket holder types to log in, so it is never empty.
+    """
     words = full_name.split()
     if not words:
         return "-", "-"

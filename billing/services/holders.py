@@ -38,4 +38,3 @@ def order_holder_link(*, order: Order) -> Guest | None:
     )
     Ticket.objects.filter(order_id=order.pk, guest__isnull=True).update(guest=guest)
     return holder_follow(guest_id=guest.pk, reason="issued")
-

@@ -17,7 +17,7 @@ from eventsaas.models import AuditLog
 from guests.models import Guest
 from guests.services import guest_ticket_holder_get_or_create
 from rsvp import services as rsvp_services
-from tests.factories import GuestFactory, TicketedEventFactory, TicketTypeFactory, TenantFactory
+from tests.factories import GuestFactory, TenantFactory, TicketedEventFactory, TicketTypeFactory
 from tests.rsvp.household_form import household_post, row
 
 pytestmark = pytest.mark.django_db
@@ -170,9 +170,7 @@ def test_the_holder_cannot_answer_with_the_form_and_nor_can_the_organizer(client
     fresh = Guest.objects.get(pk=guest.pk)
     assert (fresh.status, fresh.num_guests) == (Guest.Status.COMING, 2)
     with pytest.raises(ValidationError):
-        rsvp_services.rsvp_record(
-            guest=fresh, answer=rsvp_services.HouseholdAnswer(attending=False), acting_user=owner
-        )
+        rsvp_services.rsvp_record(guest=fresh, answer=rsvp_services.HouseholdAnswer(attending=False), acting_user=owner)
     assert Guest.objects.get(pk=guest.pk).status == Guest.Status.COMING
 
 
@@ -242,7 +240,9 @@ def test_a_partial_refund_counts_one_person_fewer_and_a_full_one_declines_with_t
     declines = AuditLog.objects.filter(action="rsvp.declined", object_id=guest.pk)
     assert [(e.data["reason"], e.data["via"]) for e in declines] == [("refunded", "tickets")]
     detail = owner_client.get(
-        reverse("guests:detail", kwargs={"tenant_slug": concert.tenant.slug, "event_id": concert.pk, "guest_id": guest.pk})
+        reverse(
+            "guests:detail", kwargs={"tenant_slug": concert.tenant.slug, "event_id": concert.pk, "guest_id": guest.pk}
+        )
     )
     assert "No valid tickets left (refunded or void)" in text_of(detail)
 
