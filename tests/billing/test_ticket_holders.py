@@ -17,6 +17,7 @@ from eventsaas.models import AuditLog
 from guests.models import Guest
 from guests.services import guest_ticket_holder_get_or_create
 from rsvp import services as rsvp_services
+from tests.api.organizer_fixtures import api_client
 from tests.factories import GuestFactory, TenantFactory, TicketedEventFactory, TicketTypeFactory
 from tests.rsvp.household_form import household_post, row
 
@@ -297,3 +298,18 @@ def test_the_events_list_and_dashboard_count_ticket_holders(owner_client, tenant
     assert (stats["invited"], stats["coming"], stats["head_count"]) == (2, 1, 3)
     assert dashboard.context["sales"].sold == 3
     assert 'data-stat="head_count">3<' in dashboard.content.decode()
+
+
+def test_through_the_api_the_holder_logs_in_but_cannot_decline(concert, general, pay):
+    guest = holder_of(pay(concert, general, 2))
+    client = api_client()
+
+    login = client.post("/api/v1/auth/guest-login", {"code": guest.code, "last_name": "Lovelace"}, format="json")
+    assert login.status_code == 200
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {login.json()['access']}")
+    declined = client.put("/api/v1/rsvp", {"attending": False}, format="json")
+
+    assert declined.status_code == 400
+    assert "follows the tickets" in str(declined.json())
+    fresh = Guest.objects.get(pk=guest.pk)
+    assert (fresh.status, fresh.num_guests) == (Guest.Status.COMING, 2)
