@@ -1,14 +1,18 @@
 """Email helpers shared by every app that sends mail."""
 
 import re
+from collections.abc import Callable
 from email.headerregistry import Address
 from email.mime.base import MIMEBase
 from email.mime.text import MIMEText
 from email.utils import parseaddr
+from typing import Any
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.core.mail.message import SafeMIMEMultipart
+from django.db.models import QuerySet
+from django.utils import timezone
 
 # Line breaks end a mail header (Django refuses them with BadHeaderError); other
 # control characters have no business in a subject either. Unicode line and
@@ -99,3 +103,27 @@ class EmailWithInlineImages(EmailMultiAlternatives):
         for file in files:
             mixed.attach(file if isinstance(file, MIMEBase) else self._create_attachment(*file))
         return mixed
+
+
+# --- exactly once ----------------------------------------------------------------------------------
+
+
+def send_once(claimable: QuerySet[Any], *, field: str, send: Callable[[], None]) -> bool:
+    """Send an email at most once for the one row of `claimable`: claim `field`, send, or give the claim back.
+
+    The claim is a compare-and-set on that row (`field` null -> now): of two workers, or two
+    deliveries of the same webhook, one sets it and sends; the other finds it set and returns False.
+    When sending fails the claim is cleared (only if it is still this caller's) and the error
+    re-raised, so the task's retry sends it then. `claimable` names the row and any condition that
+    makes it due, e.g. `Order.objects.filter(pk=order.pk, status="expired")`.
+    """
+    now = timezone.now()
+    if not claimable.filter(**{f"{field}__isnull": True}).update(**{field: now}):
+        return False
+    try:
+        send()
+    except Exception:
+        # The stored stamp is truncated to the millisecond (MillisecondDateTimeField), as is this filter.
+        claimable.filter(**{field: now}).update(**{field: None})
+        raise
+    return True
