@@ -184,16 +184,19 @@ def order_refund_emails_send(*, order: Order) -> int:
     """Tell the buyer of each refund booked for `order` that is not told yet; returns how many emails were sent.
 
     One email per refund ledger entry, whoever made it (the organizer here, or someone in Stripe's
-    dashboard): the entry's `buyer_notified_at` is the claim, so redelivered webhooks and two workers
-    send it once. A failed send clears that entry's claim and raises, for the task's retry.
+    dashboard): a claim on the entry (eventsaas.mail.send_once), so redelivered webhooks and two
+    workers send it once. A failed send clears that entry's claim and raises, for the task's retry.
     """
     sent = 0
-    pending = LedgerEntry.objects.filter(
-        order_id=order.pk, kind=LedgerEntry.Kind.REFUND, buyer_notified_at__isnull=True
-    )
-    for entry in pending.order_by("created_at", "pk"):
-        claimable = LedgerEntry.objects.filter(pk=entry.pk, order_id=order.pk)
-        if send_once(claimable, field="buyer_notified_at", send=partial(_refund_email_send, order, entry)):
+    refunds = LedgerEntry.objects.filter(order_id=order.pk, kind=LedgerEntry.Kind.REFUND)
+    for entry in refunds.filter(buyer_notified_at__isnull=True).order_by("created_at", "pk"):
+        if send_once(
+            refunds,
+            pk=entry.pk,
+            claim_field="buyer_notice_claimed_at",
+            sent_field="buyer_notified_at",
+            send=partial(_refund_email_send, order, entry),
+        ):
             sent += 1
     return sent
 
@@ -239,8 +242,13 @@ def order_closed_notify(*, order: Order, reason: str) -> bool:
     """
     if reason not in CLOSING_REASONS_EMAILED or order.status not in {Order.Status.EXPIRED, Order.Status.CANCELLED}:
         return False
-    claimable = Order.objects.filter(pk=order.pk, status=order.status, paid_amount=0)
-    return send_once(claimable, field="closed_notified_at", send=partial(_closed_email_send, order, reason))
+    return send_once(
+        Order.objects.filter(status=order.status, paid_amount=0),
+        pk=order.pk,
+        claim_field="closed_notice_claimed_at",
+        sent_field="closed_notified_at",
+        send=partial(_closed_email_send, order, reason),
+    )
 
 
 def _closed_email_send(order: Order, reason: str) -> None:

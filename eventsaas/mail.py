@@ -2,6 +2,7 @@
 
 import re
 from collections.abc import Callable
+from datetime import timedelta
 from email.headerregistry import Address
 from email.mime.base import MIMEBase
 from email.mime.text import MIMEText
@@ -11,7 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.core.mail.message import SafeMIMEMultipart
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 # Line breaks end a mail header (Django refuses them with BadHeaderError); other
@@ -108,22 +109,32 @@ class EmailWithInlineImages(EmailMultiAlternatives):
 # --- exactly once ----------------------------------------------------------------------------------
 
 
-def send_once(claimable: QuerySet[Any], *, field: str, send: Callable[[], None]) -> bool:
-    """Send an email at most once for the one row of `claimable`: claim `field`, send, or give the claim back.
+#: A claim older than this belongs to a worker that died (killed, or lost with the task redelivered):
+#: the email may be sent again, a possible second copy rather than a lost one.
+SEND_CLAIM_STALE_AFTER = timedelta(minutes=15)
 
-    The claim is a compare-and-set on that row (`field` null -> now): of two workers, or two
-    deliveries of the same webhook, one sets it and sends; the other finds it set and returns False.
-    When sending fails the claim is cleared (only if it is still this caller's) and the error
-    re-raised, so the task's retry sends it then. `claimable` names the row and any condition that
-    makes it due, e.g. `Order.objects.filter(pk=order.pk, status="expired")`.
+
+def send_once(due: QuerySet[Any], *, pk: Any, claim_field: str, sent_field: str, send: Callable[[], None]) -> bool:
+    """Send an email at most once for row `pk` of `due`: claim, send, mark sent; or give the claim back.
+
+    The claim is a compare-and-set on that one row (`claim_field` null or stale -> now, while
+    `sent_field` is null and the row is still in `due`): of two workers, or two deliveries of the same
+    webhook, one wins and sends; the other returns False. When sending fails the claim is cleared
+    (only if it is still this caller's) and the error re-raised, so the task's retry sends it. A
+    claim left by a worker that died is taken over after SEND_CLAIM_STALE_AFTER. `due` names the
+    conditions that make the email due, e.g. `Order.objects.filter(status="expired")`.
     """
     now = timezone.now()
-    if not claimable.filter(**{f"{field}__isnull": True}).update(**{field: now}):
+    row = due.filter(pk=pk, **{f"{sent_field}__isnull": True})
+    free = Q(**{f"{claim_field}__isnull": True}) | Q(**{f"{claim_field}__lt": now - SEND_CLAIM_STALE_AFTER})
+    if not row.filter(free).update(**{claim_field: now}):
         return False
+    mine = due.model._default_manager.filter(pk=pk, **{claim_field: now})
     try:
         send()
     except Exception:
-        # The stored stamp is truncated to the millisecond (MillisecondDateTimeField), as is this filter.
-        claimable.filter(**{field: now}).update(**{field: None})
+        # Stored stamps are truncated to the millisecond (MillisecondDateTimeField), and so is this filter.
+        mine.update(**{claim_field: None})
         raise
+    due.model._default_manager.filter(pk=pk).update(**{sent_field: timezone.now()})
     return True

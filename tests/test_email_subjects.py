@@ -122,7 +122,9 @@ def test_the_refund_and_the_expiry_emails_of_such_an_event_are_sent(tenant, owne
     Order.objects.filter(pk=order.pk).update(status=Order.Status.EXPIRED, paid_amount=0)
     order.refresh_from_db()
     assert order_closed_notify(order=order, reason="sweep")
-    Order.objects.filter(pk=order.pk).update(status=Order.Status.CANCELLED, closed_notified_at=None)
+    Order.objects.filter(pk=order.pk).update(
+        status=Order.Status.CANCELLED, closed_notice_claimed_at=None, closed_notified_at=None
+    )
     order.refresh_from_db()
     assert order_closed_notify(order=order, reason="payment_failed")
     expired, failed = mail.outbox[1:]

@@ -9,6 +9,7 @@ from unittest import mock
 import pytest
 from django.core import mail
 from django.test import override_settings
+from django.utils import timezone
 
 from billing import notifications, services
 from billing.models import LedgerEntry, Order, Ticket
@@ -139,13 +140,36 @@ def test_two_workers_send_one_email_per_refund(paid_order, owner):
     ]
 
 
-def test_a_refund_claimed_by_another_worker_is_not_sent_by_this_one(paid_order, owner):
+def test_a_second_worker_running_while_the_first_is_sending_sends_nothing(paid_order, owner):
+    services.order_refund(order=paid_order, acting_user=owner, amount=VIP_PRICE)
+    real_send = mail.EmailMultiAlternatives.send
+    second_worker = []
+
+    def send_while_another_worker_runs(message, *args, **kwargs):
+        if not second_worker:  # the first worker is inside its send: the task's duplicate runs now
+            second_worker.append(notifications.order_refund_emails_send(order=fresh(paid_order)))
+        return real_send(message, *args, **kwargs)
+
+    with mock.patch.object(mail.EmailMultiAlternatives, "send", send_while_another_worker_runs):
+        assert notifications.order_refund_emails_send(order=paid_order) == 1
+
+    assert second_worker == [0]
+    assert len(refund_emails()) == 1
+
+
+def test_a_refund_claimed_by_a_running_worker_is_left_to_it_but_a_dead_workers_claim_is_taken_over(paid_order, owner):
     services.order_refund(order=paid_order, acting_user=owner, amount=1000)
     entry = LedgerEntry.objects.get(kind="refund")
-    # The other worker won the compare-and-set and is sending.
-    LedgerEntry.objects.filter(pk=entry.pk).update(buyer_notified_at=entry.created_at)
+    # Another worker won the compare-and-set a moment ago and is sending.
+    LedgerEntry.objects.filter(pk=entry.pk).update(buyer_notice_claimed_at=timezone.now())
     assert notifications.order_refund_emails_send(order=paid_order) == 0
     assert refund_emails() == []
+
+    # That worker died before sending (the task is redelivered): after a while its claim is stale.
+    LedgerEntry.objects.filter(pk=entry.pk).update(buyer_notice_claimed_at=timezone.now() - timedelta(hours=1))
+    assert notifications.order_refund_emails_send(order=paid_order) == 1
+    assert notifications.order_refund_emails_send(order=paid_order) == 0
+    assert len(refund_emails()) == 1
 
 
 def test_a_mail_server_hanging_up_is_retried_and_the_refund_emailed_once(paid_order, owner):
@@ -162,7 +186,8 @@ def test_a_mail_server_hanging_up_is_retried_and_the_refund_emailed_once(paid_or
     with mock.patch.object(mail.EmailMultiAlternatives, "send", flaky):
         with pytest.raises(smtplib.SMTPServerDisconnected):
             notifications.order_refund_emails_send(order=paid_order)
-        assert LedgerEntry.objects.get(kind="refund").buyer_notified_at is None  # the claim was given back
+        entry = LedgerEntry.objects.get(kind="refund")
+        assert entry.buyer_notice_claimed_at is None and entry.buyer_notified_at is None  # the claim was given back
         assert order_refund_emails_send_task.delay(order_id=str(paid_order.pk)).result == 1  # the retry
         assert order_refund_emails_send_task.delay(order_id=str(paid_order.pk)).result == 0  # a late duplicate
 
@@ -308,7 +333,7 @@ def test_the_expiry_email_is_in_the_buyers_language_and_retried_once_after_a_mai
     with mock.patch.object(mail.EmailMultiAlternatives, "send", side_effect=smtplib.SMTPServerDisconnected("x")):
         with pytest.raises(smtplib.SMTPServerDisconnected):
             notifications.order_closed_notify(order=order, reason="sweep")
-    assert fresh(order).closed_notified_at is None and mail.outbox == []
+    assert fresh(order).closed_notice_claimed_at is None and mail.outbox == []
 
     assert notifications.order_closed_notify(order=order, reason="sweep") is True
     assert notifications.order_closed_notify(order=order, reason="sweep") is False
