@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 
 from billing import payments
 from billing.models import LedgerEntry, Order, Ticket
+from billing.notifications import CLOSING_REASONS_EMAILED
 from billing.services.holders import order_holder_link
 from billing.services.ledger import ledger_book, order_amounts_sync
 from billing.services.refunds import refunds_apply
@@ -46,6 +47,8 @@ def order_close(*, order: Order, to: str, reason: str, acting_user: ActingUser =
         object_id=order.pk,
         data={"reason": reason},
     )
+    if reason in CLOSING_REASONS_EMAILED:
+        enqueue_on_commit(_closed_notify_task(), order_id=str(order.pk), reason=reason)
     return True
 
 
@@ -222,6 +225,12 @@ def _confirmation_task() -> Task[..., Any]:
     from billing.tasks import order_confirmation_send_task
 
     return order_confirmation_send_task
+
+
+def _closed_notify_task() -> Task[..., Any]:
+    from billing.tasks import order_closed_notify_task
+
+    return order_closed_notify_task
 
 
 def tickets_issue(*, order: Order) -> list[Ticket]:
