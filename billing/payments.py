@@ -263,11 +263,14 @@ def connect_event_verify(*, payload: bytes, signature: str) -> dict:
     return event.to_dict()
 
 
-def connected_account_create(*, tenant_id, email: str, replacing: str = "") -> dict:
+def connected_account_create(*, tenant_id, replacing: str = "") -> dict:
     """Create the organization's Express account; returns {"id", "is_test"}. Idempotent per organization.
 
-    `replacing`: the account this one replaces (the organization disconnected it), part of the idempotency key
-    so a new account is made. In test mode the account is simulated and its id fixed per organization.
+    The parameters depend on the organization only (not on who clicked): Stripe refuses a reused idempotency
+    key with other parameters, so two owners starting at once must send the same request. Stripe asks for
+    the email during onboarding. `replacing`: the account this one replaces (the organization disconnected
+    it), part of the key so a new account is made. In test mode the account is simulated, its id fixed per
+    organization.
     """
     if payment_mode() == "test":
         suffix = hashlib.sha256(f"{tenant_id}:{replacing}".encode()).hexdigest()[:16]
@@ -277,8 +280,6 @@ def connected_account_create(*, tenant_id, email: str, replacing: str = "") -> d
         "capabilities": {"card_payments": {"requested": True}, "transfers": {"requested": True}},
         "metadata": {"tenant_id": str(tenant_id)},
     }
-    if email:
-        params["email"] = email
     account = _call(
         stripe_client().v1.accounts.create,
         params=params,

@@ -34,8 +34,7 @@ def connected_account_ensure(*, tenant: Tenant, acting_user: ActingUser) -> Conn
     if account is not None and account.is_usable:
         return account
     replacing = account.stripe_account_id if account is not None else ""
-    email = getattr(acting_user, "email", "") or ""
-    created = payments.connected_account_create(tenant_id=tenant.pk, email=email, replacing=replacing)
+    created = payments.connected_account_create(tenant_id=tenant.pk, replacing=replacing)
     if account is not None:
         replaced = ConnectedAccount.objects.filter(pk=account.pk, stripe_account_id=replacing).update(
             stripe_account_id=created["id"],
