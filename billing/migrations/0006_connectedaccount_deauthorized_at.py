@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('billing', '0004_connect_and_platform_fee'),
+        ('billing', '0005_buyer_refund_and_closing_emails'),
     ]
 
     operations = [
