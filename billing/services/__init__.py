@@ -11,7 +11,8 @@ transactions (../shared/DESIGN.md):
 - tickets: unique (order, seat); ledger: unique (Stripe object, kind);
   webhook events: unique Stripe event id.
 
-One module per concern: checkout, orders (the status arrows, payments, tickets), refunds, checkin,
+One module per concern: checkout, connect (organizations' Stripe accounts),
+orders (the status arrows, payments, tickets), refunds, checkin,
 webhooks, and their helpers seats (an order's lines against events' seat counters) and ledger.
 The names below are the package's interface for views, APIs and tasks.
 """
@@ -30,6 +31,14 @@ from billing.services.checkout import (
     order_cancel_path,
     order_page_path,
     test_checkout_path,
+)
+from billing.services.connect import (
+    CONNECT_WEBHOOK_HANDLERS,
+    connect_onboarding_resume,
+    connect_onboarding_start,
+    connected_account_deauthorize,
+    connected_account_ensure,
+    connected_account_sync,
 )
 from billing.services.orders import (
     order_cancel_by_buyer,
@@ -50,6 +59,8 @@ from billing.services.refunds import (
 )
 from billing.services.webhooks import (
     WEBHOOK_HANDLERS,
+    connect_simulate_onboarding,
+    connect_webhook_receive,
     order_simulate_payment,
     webhook_event_process,
     webhook_events_requeue_stale,
@@ -57,6 +68,7 @@ from billing.services.webhooks import (
 )
 
 __all__ = [
+    "CONNECT_WEBHOOK_HANDLERS",
     "CheckInResult",
     "CheckoutItem",
     "CheckoutRequest",
@@ -66,6 +78,13 @@ __all__ = [
     "SoldOut",
     "WEBHOOK_HANDLERS",
     "checkout_start",
+    "connect_onboarding_resume",
+    "connect_onboarding_start",
+    "connect_simulate_onboarding",
+    "connect_webhook_receive",
+    "connected_account_deauthorize",
+    "connected_account_ensure",
+    "connected_account_sync",
     "order_cancel_by_buyer",
     "order_cancel_path",
     "order_close",
