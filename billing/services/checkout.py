@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 
 from billing import payments, selectors
 from billing.models import Order
-from billing.services.orders import order_close
+from billing.services.orders import order_close, order_free_complete
 from billing.services.seats import order_lines_reserve
 from events import services as events_services
 from events.models import Event, TicketType
@@ -188,10 +188,11 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
     if not event.is_on_sale or not event.tenant.is_verified:
         raise ValidationError({"items": _("Tickets for this event are not on sale.")})
     mode = payments.payment_mode()
-    if mode == "off":
-        raise PaymentsUnavailable(_("Ticket sales are not open yet: payments are not configured."))
     now = timezone.now()
     lines, attendees = _checkout_lines(event=event, request=request, at=now)
+    total = sum(line["quantity"] * line["unit_price"] for line in lines)
+    if mode == "off" and total:
+        raise PaymentsUnavailable(_("Ticket sales are not open yet: payments are not configured."))
     buyer = _buyer_clean(request)
     answers = events_services.event_answers_clean(event=event, answers=request.answers)
 
@@ -209,13 +210,16 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
         attendees=attendees,
         dietary=request.dietary.strip()[:2000],
         answers=answers,
-        total=sum(line["quantity"] * line["unit_price"] for line in lines),
+        total=total,
         currency=lines[0]["currency"],
-        is_test=mode == "test",
+        # A free registration takes no payment, real or test.
+        is_test=mode == "test" and total > 0,
         language=request.language,
         created_at=now,
         expires_at=now + hold,
     )
+    if not total:
+        return _order_register_free(order=order, lines=lines)
     session_id, url = _order_store_with_session(
         order=order, event=event, lines=lines, success_url=success_url, cancel_url=cancel_url
     )
@@ -232,6 +236,30 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
             data={"total": order.total, "currency": order.currency, "quantity": order.quantity, "test": order.is_test},
         )
     return order
+
+
+def _order_register_free(*, order: Order, lines: list[dict[str, Any]]) -> Order:
+    """A free order (total 0): stored pending with its seats held, then paid at once, without Stripe.
+
+    The same arrows as a paid order: the reserve above capped it (one compare-and-set
+    per type), and order_free_complete's pending -> paid sells the held seats, issues
+    the tickets (the buyer becomes a guest) and emails them. Should this process stop
+    in between, the pending order expires with the sweep and gives its seats back.
+    """
+    try:
+        order.save(force_insert=True)
+    except Exception:
+        for line in lines:
+            events_services.seats_release(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+        raise
+    audit_log_record(
+        action="order.created",
+        tenant_id=order.tenant_id,
+        event_id=order.event_id,
+        object_id=order.pk,
+        data={"total": 0, "currency": order.currency, "quantity": order.quantity, "free": True},
+    )
+    return order_free_complete(order=order)
 
 
 def _absolute(path: str) -> str:
