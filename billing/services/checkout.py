@@ -14,6 +14,8 @@ from django.utils.translation import gettext as _
 
 from billing import payments
 from billing.models import Order
+from billing.selectors import connected_account_for_charges
+from billing.services.fees import application_fee_for, platform_fee_rate
 from billing.services.orders import order_close
 from billing.services.seats import order_lines_reserve
 from events import services as events_services
@@ -191,6 +193,10 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
         raise SoldOut(list(TicketType.objects.filter(pk__in=failed)))
 
     hold = timedelta(minutes=settings.ORDER_HOLD_MINUTES)
+    total = sum(line["quantity"] * line["unit_price"] for line in lines)
+    # Fixed now, for the order's life: the destination of the charge and the platform's fee on it. Without
+    # an account that can take charges the platform keeps the whole charge, and takes no fee of its own.
+    account = connected_account_for_charges(tenant_id=event.tenant_id) if total else None
     order = Order(
         tenant_id=event.tenant_id,
         event_id=event.pk,
@@ -200,8 +206,10 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
         attendees=attendees,
         dietary=request.dietary.strip()[:2000],
         answers=answers,
-        total=sum(line["quantity"] * line["unit_price"] for line in lines),
+        total=total,
         currency=lines[0]["currency"],
+        stripe_account_id=account.stripe_account_id if account else "",
+        application_fee=application_fee_for(total=total, rate=platform_fee_rate(tenant=event.tenant)) if account else 0,
         is_test=mode == "test",
         language=request.language,
         created_at=now,
@@ -220,7 +228,14 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
             tenant_id=event.tenant_id,
             event_id=event.pk,
             object_id=order.pk,
-            data={"total": order.total, "currency": order.currency, "quantity": order.quantity, "test": order.is_test},
+            data={
+                "total": order.total,
+                "currency": order.currency,
+                "quantity": order.quantity,
+                "test": order.is_test,
+                "application_fee": order.application_fee,
+                "destination": order.stripe_account_id,
+            },
         )
     return order
 

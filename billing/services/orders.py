@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 
 from billing import payments
 from billing.models import LedgerEntry, Order, Ticket
-from billing.services.ledger import ledger_book, order_amounts_sync
+from billing.services.ledger import ledger_book, order_amounts_sync, order_fee_taken
 from billing.services.refunds import refunds_apply
 from billing.services.seats import order_lines_reserve
 from events import services as events_services
@@ -78,7 +78,12 @@ def order_payment_record(*, order: Order, payment_intent_id: str, amount: int, c
     compare-and-set, tickets are unique per seat.
     """
     ledger_book(
-        order=order, kind=LedgerEntry.Kind.PAYMENT, amount=amount, currency=currency, stripe_object_id=payment_intent_id
+        order=order,
+        kind=LedgerEntry.Kind.PAYMENT,
+        amount=amount,
+        currency=currency,
+        stripe_object_id=payment_intent_id,
+        fee=order_fee_taken(order, charged=amount),
     )
     if not order.stripe_payment_intent_id:
         Order.objects.filter(pk=order.pk, stripe_payment_intent_id="").update(
