@@ -8,6 +8,7 @@ event's time zone, named in the header.
 
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from zoneinfo import ZoneInfo
 
 from django.utils.translation import gettext as _
 
@@ -124,3 +125,51 @@ def ticket_sheet(*, event: Event, include_codes: bool) -> Sheet:
             ]
 
     return Sheet(title=_("Tickets and check-ins"), headers=headers, rows=rows())
+
+
+# --- Earnings ---------------------------------------------------------------------------------------
+
+
+def _money_headers() -> list[str]:
+    return [
+        _("Currency"),
+        _("Gross"),
+        _("Platform fee"),
+        _("Net"),
+        _("Refunded"),
+        _("Fee refunded"),
+        _("Net after refunds"),
+    ]
+
+
+def _money_cells(totals: selectors.EarningsTotals) -> list[Cell]:
+    currency = totals.currency
+    return [
+        currency.upper(),
+        *(
+            minor_units_to_decimal(amount, currency)
+            for amount in (
+                totals.gross,
+                totals.fee,
+                totals.net,
+                totals.refunded,
+                totals.fee_refunded,
+                totals.net_after_refunds,
+            )
+        ),
+    ]
+
+
+def earnings_by_event_sheet(*, earnings: selectors.Earnings) -> Sheet:
+    """One row per event and currency, as the earnings page lists them."""
+    headers = [_("Event"), zoned_header(_("Starts at"), earnings.timezone), *_money_headers()]
+    zone = ZoneInfo(earnings.timezone)
+    rows = [[row.name, local_datetime(row.starts_at, zone), *_money_cells(row.totals)] for row in earnings.events]
+    return Sheet(title=_("Earnings by event"), headers=headers, rows=rows)
+
+
+def earnings_by_month_sheet(*, earnings: selectors.Earnings) -> Sheet:
+    """One row per payout period (calendar month in the earnings' time zone) and currency, newest first."""
+    headers = [zoned_header(_("Month"), earnings.timezone), *_money_headers()]
+    rows = [[period.start.date(), *_money_cells(period.totals)] for period in earnings.periods]
+    return Sheet(title=_("Earnings by month"), headers=headers, rows=rows)

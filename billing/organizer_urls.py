@@ -1,4 +1,4 @@
-"""The organizer's billing pages of a ticketed event (orders, refunds, check-in)."""
+"""The organizer's billing pages: a ticketed event's orders, refunds and check-in; the organization's earnings."""
 
 from django.urls import path
 
@@ -9,6 +9,12 @@ app_name = "billing_organizer"
 prefix = "o/<slug:tenant_slug>/events/<uuid:event_id>/"
 
 urlpatterns = [
+    path("o/<slug:tenant_slug>/earnings/", views.earnings, name="earnings"),
+    path(
+        "o/<slug:tenant_slug>/earnings/export/<str:what>/<str:file_format>/",
+        views.earnings_export,
+        name="earnings-export",
+    ),
     path(prefix + "orders/", views.order_list, name="orders"),
     path(prefix + "orders/export/<str:file_format>/", views.order_export, name="orders-export"),
     path(prefix + "orders/<uuid:order_id>/", views.order_detail, name="order"),

@@ -12,7 +12,8 @@ transactions (../shared/DESIGN.md):
   webhook events: unique Stripe event id.
 
 One module per concern: checkout, orders (the status arrows, payments, tickets), refunds, checkin,
-webhooks, and their helpers seats (an order's lines against events' seat counters) and ledger.
+webhooks, and their helpers seats (an order's lines against events' seat counters), ledger and fees
+(the platform's application fee and its proportional refund).
 The names below are the package's interface for views, APIs and tasks.
 """
 
@@ -30,6 +31,12 @@ from billing.services.checkout import (
     order_cancel_path,
     order_page_path,
     test_checkout_path,
+)
+from billing.services.fees import (
+    FeeRate,
+    application_fee_for,
+    fee_refund_for,
+    platform_fee_rate,
 )
 from billing.services.orders import (
     order_cancel_by_buyer,
@@ -59,12 +66,15 @@ __all__ = [
     "CheckInResult",
     "CheckoutItem",
     "CheckoutRequest",
+    "FeeRate",
     "MAX_TICKETS_PER_ORDER",
     "PaymentsUnavailable",
     "REFUNDABLE",
     "SoldOut",
     "WEBHOOK_HANDLERS",
+    "application_fee_for",
     "checkout_start",
+    "fee_refund_for",
     "order_cancel_by_buyer",
     "order_cancel_path",
     "order_close",
@@ -76,6 +86,7 @@ __all__ = [
     "order_review_accept",
     "order_simulate_payment",
     "orders_expire_due",
+    "platform_fee_rate",
     "refunds_apply",
     "test_checkout_path",
     "ticket_check_in",
