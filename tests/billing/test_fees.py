@@ -19,7 +19,7 @@ from tests.factories import TenantFactory
 
 @pytest.mark.parametrize(
     ("text", "basis_points"),
-    [("2.5", 250), ("2.50", 250), ("0", 0), ("0.01", 1), ("100", 10_000), (" 7 ", 700), ("12.34", 1234)],
+    [("2.5", 250), ("2.50", 250), ("0", 0), ("0.01", 1), ("100", 10_000), (" 7 ", 700), ("12.34", 1234), ("4.35", 435)],
 )
 def test_percent_setting_is_read_exactly_as_basis_points(text, basis_points):
     assert percent_to_basis_points(text) == basis_points
