@@ -22,7 +22,8 @@ from eventsaas.spreadsheets import Cell, Sheet, local_datetime, zoned_header
 def order_sheet(*, event: Event, statuses: Sequence[str] = ()) -> Sheet:
     """One row per order as the order list shows them (newest first, the page's status filter).
 
-    Two queries whatever the number of orders (the refunds' dates, then the orders in chunks), streamed.
+    Three queries whatever the number of orders (the refunds' dates, the platform fee kept per order, then
+    the orders in chunks), streamed. "Net" is what the organization keeps: paid less refunded less that fee.
     """
     zone = event.timezone
     headers = [
@@ -39,11 +40,14 @@ def order_sheet(*, event: Event, statuses: Sequence[str] = ()) -> Sheet:
         _("Total"),
         _("Paid"),
         _("Refunded"),
+        _("Platform fee"),
+        _("Net"),
         zoned_header(_("Paid at"), zone),
         zoned_header(_("Last refund at"), zone),
         _("Stripe payment"),
     ]
     last_refund_at = selectors.last_refund_at_by_order(event=event)
+    fee_kept = selectors.platform_fee_kept_by_order(event=event)
 
     def rows() -> Iterator[Sequence[Cell]]:
         tz = event.tzinfo
@@ -63,6 +67,10 @@ def order_sheet(*, event: Event, statuses: Sequence[str] = ()) -> Sheet:
                 minor_units_to_decimal(order.total, currency),
                 minor_units_to_decimal(order.paid_amount, currency),
                 minor_units_to_decimal(order.refunded_amount, currency),
+                minor_units_to_decimal(fee_kept.get(order.pk, 0), currency),
+                minor_units_to_decimal(
+                    order.paid_amount - order.refunded_amount - fee_kept.get(order.pk, 0), currency
+                ),
                 local_datetime(order.paid_at, tz),
                 local_datetime(last_refund_at.get(order.pk), tz),
                 order.stripe_payment_intent_id,

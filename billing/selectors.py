@@ -68,6 +68,20 @@ def last_refund_at_by_order(*, event: Event) -> dict[uuid.UUID, dt.datetime]:
     return last
 
 
+def platform_fee_kept_by_order(*, event: Event) -> dict[uuid.UUID, int]:
+    """The platform fee each order of the event left with the platform (taken less given back), in one query."""
+    rows = (
+        LedgerEntry.objects.filter(tenant_id=event.tenant_id, event_id=event.pk)
+        .values("order_id")
+        .annotate(
+            taken=Sum("fee", filter=Q(kind=LedgerEntry.Kind.PAYMENT), default=0),
+            given_back=Sum("fee", filter=Q(kind=LedgerEntry.Kind.REFUND), default=0),
+        )
+        .order_by()
+    )
+    return {row["order_id"]: row["taken"] - row["given_back"] for row in cast(list[dict[str, Any]], list(rows))}
+
+
 def ticket_export_list(*, event: Event) -> Iterator[Ticket]:
     """Every ticket issued for the event with its type, order and who checked it in, in one query, in chunks."""
     return (

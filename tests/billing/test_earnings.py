@@ -208,3 +208,17 @@ def test_order_page_shows_the_fee_and_the_net(world, tenant, owner):
     assert 'data-amount="fee">€2.22<' in page
     assert 'data-amount="net">€77.78<' in page
     assert "€29.17" in page  # the refund's net, in the ledger table
+
+
+def test_order_export_shows_the_fee_kept_and_the_net_per_order(world, tenant, owner):
+    first = world["orders"][0]
+    client = Client()
+    client.force_login(owner)
+    response = client.get(
+        reverse(
+            "billing_organizer:orders-export",
+            kwargs={"tenant_slug": tenant.slug, "event_id": first.event_id, "file_format": "csv"},
+        )
+    )
+    rows = {r["Order"]: r for r in rows_as_dicts(csv_rows(response))}
+    assert (rows[str(first.pk)]["Platform fee"], rows[str(first.pk)]["Net"]) == ("2.22", "77.78")
