@@ -68,9 +68,7 @@ def order_sheet(*, event: Event, statuses: Sequence[str] = ()) -> Sheet:
                 minor_units_to_decimal(order.paid_amount, currency),
                 minor_units_to_decimal(order.refunded_amount, currency),
                 minor_units_to_decimal(fee_kept.get(order.pk, 0), currency),
-                minor_units_to_decimal(
-                    order.paid_amount - order.refunded_amount - fee_kept.get(order.pk, 0), currency
-                ),
+                minor_units_to_decimal(order.paid_amount - order.refunded_amount - fee_kept.get(order.pk, 0), currency),
                 local_datetime(order.paid_at, tz),
                 local_datetime(last_refund_at.get(order.pk), tz),
                 order.stripe_payment_intent_id,
