@@ -14,7 +14,7 @@ import pytest
 
 from billing import payments
 from billing import services as billing_services
-from billing.models import LedgerEntry, Order, Ticket
+from billing.models import ConnectedAccount, LedgerEntry, Order, Ticket
 from events.models import Event, TicketType
 from eventsaas.models import AuditLog
 from tenants.models import Role
@@ -527,8 +527,6 @@ def test_the_sales_numbers_follow_sales_check_ins_and_refunds(paid_order, concer
 def test_order_api_shows_the_platform_fee_and_each_entrys_fee_and_net(
     tenant, concert, stalls, owner_api, pay, settings
 ):
-    from billing.models import ConnectedAccount
-
     settings.PLATFORM_FEE_BASIS_POINTS, settings.PLATFORM_FEE_FIXED = 250, 30
     ConnectedAccount.objects.create(tenant=tenant, stripe_account_id="acct_test1", is_test=True, charges_enabled=True)
     started = checkout(concert, (stalls, 2), attendees=[{"name": "Ada"}, {"name": "Charles"}])

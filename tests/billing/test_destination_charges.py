@@ -4,6 +4,7 @@ refunds that reverse the transfer and refund the fee in proportion (compared wit
 and replayed webhooks that book nothing twice."""
 
 import pytest
+import stripe
 
 from billing import payments, services
 from billing.models import ConnectedAccount, LedgerEntry, Order
@@ -169,8 +170,6 @@ def test_replayed_payment_webhook_books_the_fee_once(
 
 
 def test_local_server_refuses_a_fee_without_a_destination(fake_stripe):
-    import stripe
-
     with pytest.raises(stripe.InvalidRequestError, match="application_fee_amount"):
         payments.stripe_client().v1.checkout.sessions.create(
             params={

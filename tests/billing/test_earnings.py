@@ -7,7 +7,9 @@ from decimal import Decimal
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from billing import payments, selectors, services
@@ -117,9 +119,6 @@ def test_earnings_queries_do_not_grow_with_orders(world, tenant, django_capture_
                 ),
             )
             services.order_simulate_payment(order=order)
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
     with CaptureQueriesContext(connection) as queries:
         earnings = selectors.earnings_for(tenant=tenant)
     assert len(queries) == 5
