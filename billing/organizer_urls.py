@@ -1,4 +1,5 @@
-"""The organizer's billing pages: a ticketed event's orders, refunds and check-in; the organization's earnings."""
+"""The organizer's billing pages: a ticketed event's orders, refunds and check-in; the organization's Payments
+and earnings."""
 
 from django.urls import path
 
@@ -14,6 +15,15 @@ urlpatterns = [
         "o/<slug:tenant_slug>/earnings/export/<str:what>/<str:file_format>/",
         views.earnings_export,
         name="earnings-export",
+    ),
+    path("o/<slug:tenant_slug>/payments/", views.payments, name="payments"),
+    path("o/<slug:tenant_slug>/payments/onboarding/", views.payments_onboarding, name="connect-onboarding"),
+    path("o/<slug:tenant_slug>/payments/onboarding/refresh/", views.payments_refresh, name="connect-refresh"),
+    path("o/<slug:tenant_slug>/payments/onboarding/return/", views.payments_return, name="connect-return"),
+    path(
+        "o/<slug:tenant_slug>/payments/onboarding/simulated/",
+        views.payments_simulated_onboarding,
+        name="connect-simulated",
     ),
     path(prefix + "orders/", views.order_list, name="orders"),
     path(prefix + "orders/export/<str:file_format>/", views.order_export, name="orders-export"),

@@ -12,9 +12,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from billing import payments
+from billing import payments, selectors
 from billing.models import Order
-from billing.selectors import connected_account_for_charges
 from billing.services.fees import application_fee_for, platform_fee_rate
 from billing.services.orders import order_close
 from billing.services.seats import order_lines_reserve
@@ -79,6 +78,10 @@ def _checkout_lines(
     }
     lines: list[dict[str, Any]] = []
     errors: list[str] = []
+    # Paid tickets go on sale once the organization's Stripe account can take charges; free ones always can.
+    takes_charges = any(t.price > 0 for t in types.values()) and (
+        selectors.connected_account_for_charges(tenant_id=event.tenant_id) is not None
+    )
     for type_id, quantity in wanted.items():
         ticket_type = types.get(type_id)
         hidden = ticket_type is None or (
@@ -89,6 +92,11 @@ def _checkout_lines(
             continue
         if not ticket_type.is_in_sales_window(at):
             errors.append(_("“%(name)s” is not on sale now.") % {"name": ticket_type.name})
+            continue
+        if ticket_type.price > 0 and not takes_charges:
+            errors.append(
+                _("“%(name)s” is not on sale yet: the organizer cannot take payments yet.") % {"name": ticket_type.name}
+            )
             continue
         if quantity > ticket_type.max_per_order:
             errors.append(
@@ -196,7 +204,7 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
     total = sum(line["quantity"] * line["unit_price"] for line in lines)
     # Fixed now, for the order's life: the destination of the charge and the platform's fee on it. Without
     # an account that can take charges the platform keeps the whole charge, and takes no fee of its own.
-    account = connected_account_for_charges(tenant_id=event.tenant_id) if total else None
+    account = selectors.connected_account_for_charges(tenant_id=event.tenant_id) if total else None
     order = Order(
         tenant_id=event.tenant_id,
         event_id=event.pk,

@@ -528,7 +528,9 @@ def test_order_api_shows_the_platform_fee_and_each_entrys_fee_and_net(
     tenant, concert, stalls, owner_api, pay, settings
 ):
     settings.PLATFORM_FEE_BASIS_POINTS, settings.PLATFORM_FEE_FIXED = 250, 30
-    ConnectedAccount.objects.create(tenant=tenant, stripe_account_id="acct_test1", is_test=True, charges_enabled=True)
+    ConnectedAccount.objects.update_or_create(
+        tenant=tenant, defaults={"stripe_account_id": "acct_test1", "is_test": True, "charges_enabled": True}
+    )
     started = checkout(concert, (stalls, 2), attendees=[{"name": "Ada"}, {"name": "Charles"}])
     pay(started.json()["order_id"])
 

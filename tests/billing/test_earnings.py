@@ -35,7 +35,9 @@ def world(settings, tenant, owner, django_capture_on_commit_callbacks):
     """
     assert payments.payment_mode() == "test"
     settings.PLATFORM_FEE_BASIS_POINTS, settings.PLATFORM_FEE_FIXED = 250, 30
-    ConnectedAccount.objects.create(tenant=tenant, stripe_account_id="acct_test1", is_test=True, charges_enabled=True)
+    ConnectedAccount.objects.update_or_create(
+        tenant=tenant, defaults={"stripe_account_id": "acct_test1", "is_test": True, "charges_enabled": True}
+    )
     summer = TicketedEventFactory(tenant=tenant, name="Summer", timezone="Europe/Madrid")
     gala = TicketedEventFactory(tenant=tenant, name="Gala", timezone="Asia/Tokyo")
     TicketedEventFactory(tenant=tenant, name="Later", timezone="Europe/Madrid")

@@ -22,8 +22,8 @@ def scenario(live_server, settings):
     settings.PLATFORM_FEE_BASIS_POINTS, settings.PLATFORM_FEE_FIXED = 250, 30
     tenant = TenantFactory(name="Demo Events")
     owner = MembershipFactory(tenant=tenant, role=Role.OWNER).user
-    ConnectedAccount.objects.create(
-        tenant=tenant, stripe_account_id="acct_localtest_demo", is_test=True, charges_enabled=True
+    ConnectedAccount.objects.update_or_create(
+        tenant=tenant, defaults={"stripe_account_id": "acct_localtest_demo", "is_test": True, "charges_enabled": True}
     )
     event = TicketedEventFactory(tenant=tenant, name="Demo Concert", timezone="Europe/Madrid")
     TicketTypeFactory(event=event, name="General", price=2500, capacity=200, position=0)
