@@ -18,7 +18,7 @@ from django.utils.translation import gettext_lazy as _
 from django_guid.integrations import CeleryIntegration
 
 from eventsaas.broker import is_folder_broker
-from eventsaas.env import env_bool, env_int, env_list, env_seconds_map, env_str
+from eventsaas.env import env_bool, env_int, env_list, env_percent_basis_points, env_seconds_map, env_str
 from eventsaas.mongodb import MONGODB_APP_CONFIGS, mongodb_database_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -445,6 +445,14 @@ ORDER_HOLD_MINUTES = env_int("ORDER_HOLD_MINUTES", 30)
 # The sweep waits this long past an order's expiry, so Stripe's own expired/completed event usually comes first.
 ORDER_EXPIRY_GRACE_SECONDS = env_int("ORDER_EXPIRY_GRACE_SECONDS", 120)
 
+# The platform's application fee on each paid order (billing/services/fees.py, docs/payments.md):
+# PLATFORM_FEE_PERCENT of the total (a decimal string, "2.5" = 2.5 %, at most two decimals, read exactly
+# as basis points) plus PLATFORM_FEE_FIXED in the order currency's minor units, never more than the total.
+# Staff override both per organization in the admin. The fixed part defaults to 0 because one number of
+# minor units means different money in each currency (30 is 0.30 EUR but 30 JPY).
+PLATFORM_FEE_BASIS_POINTS = env_percent_basis_points("PLATFORM_FEE_PERCENT", "2.5")
+PLATFORM_FEE_FIXED = env_int("PLATFORM_FEE_FIXED", 0)
+
 _payment_problems = []
 if STRIPE_SECRET_KEY and not STRIPE_WEBHOOK_SECRET:
     _payment_problems.append("STRIPE_WEBHOOK_SECRET must be set with STRIPE_SECRET_KEY (webhooks are verified)")
@@ -465,6 +473,8 @@ if not 1 <= ORDER_HOLD_MINUTES <= 1380:
     _payment_problems.append(
         "ORDER_HOLD_MINUTES must be between 1 and 1380 (a Stripe Checkout Session lives 24 hours at most)"
     )
+if PLATFORM_FEE_FIXED < 0:
+    _payment_problems.append("PLATFORM_FEE_FIXED must be 0 or more (minor units of the order's currency)")
 if _payment_problems:
     raise ImproperlyConfigured("Unsafe payment settings: " + "; ".join(_payment_problems))
 
