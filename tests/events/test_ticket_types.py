@@ -141,13 +141,15 @@ def test_edit_page_of_an_invite_only_event_has_no_ticket_settings(owner_client, 
 # --- the event nav ----------------------------------------------------------------------------------
 
 
-def test_nav_of_a_ticketed_event_shows_tickets_orders_and_check_in_instead_of_guests(owner_client, concert):
+def test_nav_of_a_ticketed_event_shows_tickets_orders_and_check_in_and_its_people(owner_client, concert):
     page = owner_client.get(_url("events:dashboard", concert)).content.decode()
 
     assert _url("events:ticket-types", concert) in page
     assert _url("billing_organizer:orders", concert) in page
     assert _url("billing_organizer:check-in", concert) in page
-    assert _url("guests:list", concert) not in page
+    # Ticket holders are guests of the event (#17): the dashboard's people section lists them.
+    assert _url("guests:list", concert) in page
+    assert "Ticket holders and guests" in page
 
 
 def test_nav_of_an_invite_only_event_keeps_the_guest_pages(owner_client, event):
