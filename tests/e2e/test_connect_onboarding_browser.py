@@ -1,5 +1,6 @@
-"""An owner on a phone connects the organization's (simulated) Stripe account in test-payment mode: paid tickets
-are off sale until onboarding completes, then a buyer pays for one."""
+"""The demo's whole money path on phones, in test-payment mode: an owner connects the organization's (simulated)
+Stripe account, paid tickets are off sale until onboarding completes, a buyer pays for one, and the platform's fee
+shows on the owner's earnings page."""
 
 import re
 
@@ -23,6 +24,7 @@ def test_owner_onboards_on_a_phone_and_paid_tickets_go_on_sale(live_server, sett
     from playwright.sync_api import expect
 
     settings.SITE_URL = live_server.url
+    settings.PLATFORM_FEE_BASIS_POINTS, settings.PLATFORM_FEE_FIXED = 250, 30
     tenant = TenantFactory(name="Demo Events")
     owner = MembershipFactory(tenant=tenant, role=Role.OWNER).user
     event = TicketedEventFactory(tenant=tenant, name="Demo Concert", connected_account=False)
@@ -70,3 +72,12 @@ def test_owner_onboards_on_a_phone_and_paid_tickets_go_on_sale(live_server, sett
     buyer.get_by_role("button", name="Pay €25.00 (test)").click()
     expect(buyer.get_by_test_id("order-status")).to_have_text("Paid")
     assert Order.objects.get().total == 2500
+
+    # The fee on the earnings page: 2.5 % of €25.00 is €0.625, half up €0.63, plus €0.30.
+    page.get_by_role("link", name="Earnings", exact=True).click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Earnings")
+    totals = page.get_by_test_id("earnings-totals")
+    for amount, text in [("gross", "€25.00"), ("fee", "€0.93"), ("net", "€24.07")]:
+        expect(totals.locator(f'[data-amount="{amount}"]')).to_have_text(text)
+    expect(page.get_by_test_id("earnings-events")).to_contain_text("Demo Concert")
+    assert_fits_phone_width(page)
