@@ -389,6 +389,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 300,
         "options": {"expires": 300},
     },
+    "billing.waitlist_sweep": {
+        "task": "billing.waitlist_sweep",
+        "schedule": 60,
+        "options": {"expires": 60},
+    },
     "billing.orders_expire_due": {
         "task": "billing.orders_expire_due",
         "schedule": 60,
@@ -441,6 +446,8 @@ TEST_PAYMENTS_SECRET_FILE = env_str(
 ORDER_HOLD_MINUTES = env_int("ORDER_HOLD_MINUTES", 30)
 # The sweep waits this long past an order's expiry, so Stripe's own expired/completed event usually comes first.
 ORDER_EXPIRY_GRACE_SECONDS = env_int("ORDER_EXPIRY_GRACE_SECONDS", 120)
+# How long a waitlist offer holds its seat for the person it was offered to (docs/waitlist.md).
+WAITLIST_OFFER_HOLD_MINUTES = env_int("WAITLIST_OFFER_HOLD_MINUTES", 60)
 
 _payment_problems = []
 if STRIPE_SECRET_KEY and not STRIPE_WEBHOOK_SECRET:
@@ -455,6 +462,8 @@ if not 1 <= ORDER_HOLD_MINUTES <= 1380:
     _payment_problems.append(
         "ORDER_HOLD_MINUTES must be between 1 and 1380 (a Stripe Checkout Session lives 24 hours at most)"
     )
+if not 5 <= WAITLIST_OFFER_HOLD_MINUTES <= 10080:
+    _payment_problems.append("WAITLIST_OFFER_HOLD_MINUTES must be between 5 and 10080 (a week)")
 if _payment_problems:
     raise ImproperlyConfigured("Unsafe payment settings: " + "; ".join(_payment_problems))
 
