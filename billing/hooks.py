@@ -1,7 +1,8 @@
 """What billing adds to events' pages (registered from BillingConfig.ready(), see events.hooks)."""
 
 from billing.selectors import sales_summary
-from events.hooks import register_dashboard_section
+from billing.services.waitlist import waitlist_seats_freed
+from events.hooks import register_dashboard_section, register_seats_freed
 from events.models import Event
 from eventsaas.money import money_format
 
@@ -26,3 +27,4 @@ def dashboard_sales(event: Event) -> dict:
 
 def register() -> None:
     register_dashboard_section(dashboard_sales)
+    register_seats_freed(waitlist_seats_freed)

@@ -1,4 +1,4 @@
-"""The buyer's confirmation email: tickets with their QR codes and the link to the order page."""
+"""Buyers' emails: the confirmation with tickets and QR codes, the organizers' attention note, waitlist offers."""
 
 import logging
 from datetime import timedelta
@@ -12,9 +12,10 @@ from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
-from billing.models import Order, Ticket
+from billing.models import Order, Ticket, WaitlistEntry
 from billing.qr import qr_png
 from events.calendar import event_calendar, event_calendar_filename
+from eventsaas.dates import format_event_datetime
 from eventsaas.mail import EmailWithInlineImages, calendar_attachment, email_subject, sender_in_name_of
 from eventsaas.money import money_format
 from tenants.selectors import event_organizer_emails
@@ -118,3 +119,88 @@ def order_attention_notify(*, order: Order) -> bool:
         Order.objects.filter(pk=order.pk, attention_notified_at=now).update(attention_notified_at=None)
         raise
     return True
+
+
+# --- Waitlist ----------------------------------------------------------------------------------
+
+
+def _waitlist_email_once(entry: WaitlistEntry, *, claimed: str, sent: str, due: Q, send) -> bool:
+    """Claim (compare-and-set on `claimed`), send, mark `sent`: one email per entry state, even redelivered."""
+    now = timezone.now()
+    claimable = Q(**{f"{claimed}__isnull": True}) | Q(**{f"{claimed}__lt": now - STALE_CLAIM})
+    if not WaitlistEntry.objects.filter(due, claimable, pk=entry.pk, **{f"{sent}__isnull": True}).update(
+        **{claimed: now}
+    ):
+        return False
+    try:
+        send()
+    except Exception:
+        WaitlistEntry.objects.filter(pk=entry.pk, **{claimed: now}).update(**{claimed: None})
+        raise
+    WaitlistEntry.objects.filter(pk=entry.pk).update(**{sent: timezone.now()})
+    return True
+
+
+def _waitlist_email(entry: WaitlistEntry, *, subject: str, template: str, context: dict) -> None:
+    event = entry.event
+    with translation.override(entry.language or event.language), timezone.override(event.tzinfo):
+        context = {"event": event, "entry": entry, "ticket_type": entry.ticket_type, **context}
+        text = render_to_string(f"emails/{template}.txt", context)
+        html = render_to_string(f"emails/{template}.html", context)
+        subject = email_subject(subject, event=event.name)
+    email = EmailMultiAlternatives(
+        subject=subject,
+        body=text,
+        from_email=sender_in_name_of(event.tenant.name),
+        to=[entry.email],
+        reply_to=[event.contact_email] if event.contact_email else None,
+    )
+    email.attach_alternative(html, "text/html")
+    email.send()
+
+
+def waitlist_offer_send(*, entry: WaitlistEntry) -> bool:
+    """Email the offer once: the link to buy the held seat and when the hold ends, in the event's zone."""
+    if entry.status != WaitlistEntry.Status.OFFERED:
+        return False
+
+    from billing.services import waitlist_entry_path
+
+    def send():
+        event = entry.event
+        with translation.override(entry.language or event.language):
+            subject = _("A ticket for %(event)s is yours if you want it")
+            context = {
+                "offer_url": settings.SITE_URL + waitlist_entry_path(entry),
+                "hold_ends": format_event_datetime(entry.offer_expires_at, event.tzinfo),
+            }
+            _waitlist_email(entry, subject=subject, template="waitlist_offer", context=context)
+
+    return _waitlist_email_once(
+        entry,
+        claimed="offer_email_claimed_at",
+        sent="offer_email_sent_at",
+        due=Q(status=WaitlistEntry.Status.OFFERED, token=entry.token),
+        send=send,
+    )
+
+
+def waitlist_offer_expired_send(*, entry: WaitlistEntry) -> bool:
+    """Email once that the offer ran out and the seat went to the next person in line."""
+    if entry.status != WaitlistEntry.Status.EXPIRED:
+        return False
+
+    def send():
+        event = entry.event
+        with translation.override(entry.language or event.language):
+            subject = _("Your ticket offer for %(event)s has expired")
+            shop_url = settings.SITE_URL + reverse("billing:shop", kwargs={"event_id": event.pk})
+            _waitlist_email(entry, subject=subject, template="waitlist_offer_expired", context={"shop_url": shop_url})
+
+    return _waitlist_email_once(
+        entry,
+        claimed="expired_email_claimed_at",
+        sent="expired_email_sent_at",
+        due=Q(status=WaitlistEntry.Status.EXPIRED),
+        send=send,
+    )

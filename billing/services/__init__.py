@@ -27,9 +27,11 @@ from billing.services.checkout import (
     PaymentsUnavailable,
     SoldOut,
     checkout_start,
+    checkout_start_from_offer,
     order_cancel_path,
     order_page_path,
     test_checkout_path,
+    waitlist_entry_path,
 )
 from billing.services.orders import (
     order_cancel_by_buyer,
@@ -46,6 +48,14 @@ from billing.services.refunds import (
     order_refunds_sync,
     refunds_apply,
     ticket_void,
+)
+from billing.services.waitlist import (
+    waitlist_is_open,
+    waitlist_join,
+    waitlist_leave,
+    waitlist_offer_next,
+    waitlist_offers_expire_due,
+    waitlist_sweep,
 )
 from billing.services.webhooks import (
     WEBHOOK_HANDLERS,
@@ -65,6 +75,7 @@ __all__ = [
     "SoldOut",
     "WEBHOOK_HANDLERS",
     "checkout_start",
+    "checkout_start_from_offer",
     "order_cancel_by_buyer",
     "order_cancel_path",
     "order_close",
@@ -81,6 +92,13 @@ __all__ = [
     "ticket_check_in",
     "ticket_void",
     "tickets_issue",
+    "waitlist_entry_path",
+    "waitlist_is_open",
+    "waitlist_join",
+    "waitlist_leave",
+    "waitlist_offer_next",
+    "waitlist_offers_expire_due",
+    "waitlist_sweep",
     "webhook_event_process",
     "webhook_events_requeue_stale",
     "webhook_receive",

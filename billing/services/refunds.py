@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 from billing import payments
 from billing.models import LedgerEntry, Order, Ticket
 from billing.services.ledger import ledger_book, order_amounts_sync
+from billing.services.waitlist import waitlist_seats_freed
 from events import services as events_services
 from eventsaas.money import money_format
 from eventsaas.services import audit_log_record
@@ -102,6 +103,7 @@ def refunds_apply(order: Order) -> None:
                 # It still held reserved seats: a refunded order sells nothing.
                 for line in order.lines:
                     events_services.seats_release(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+                waitlist_seats_freed(ticket_type_ids=[line["ticket_type"] for line in order.lines])
             order.status = target
     _tickets_void_for_refund(order, full=full)
 
@@ -126,6 +128,7 @@ def ticket_void(*, ticket: Ticket, acting_user: ActingUser = None) -> bool:
     ):
         return False
     events_services.seats_unsell(ticket_type_id=ticket.ticket_type_id, quantity=1)
+    waitlist_seats_freed(ticket_type_ids=[ticket.ticket_type_id])
     ticket.status = Ticket.Status.VOID
     audit_log_record(
         action="ticket.voided",
