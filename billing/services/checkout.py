@@ -221,6 +221,8 @@ def checkout_start_from_offer(
     request.items = [CheckoutItem(ticket_type_id=str(entry.ticket_type_id), quantity=1)]
     request.buyer_email = entry.email
     request.access_code = entry.ticket_type.access_code
+    if event.attendee_names_required and not request.attendee_names:
+        request.attendee_names = [request.buyer_name]  # one seat: the buyer's own ticket
     lines, attendees = _checkout_lines(event=event, request=request, at=now)
     buyer = _buyer_clean(request)
     answers = events_services.event_answers_clean(event=event, answers=request.answers)

@@ -407,3 +407,17 @@ def test_another_organizations_member_gets_404_on_the_waitlist_page_and_api(clie
     api = client.get(f"/api/v1/events/{concert.pk}/waitlist", HTTP_AUTHORIZATION=f"Bearer {token}")
     assert api.status_code == 404
     assert "first@example.com" not in api.content.decode()
+
+
+def test_an_offer_for_an_event_asking_names_puts_the_buyers_name_on_the_ticket(client, tenant, run_on_commit):
+    gala = TicketedEventFactory(tenant=tenant, attendee_names_required=True)
+    seat = TicketTypeFactory(event=gala, name="Seat", capacity=1)
+    [order] = [buy(gala, (seat, 1), names=["Holder"])]
+    entry = join(gala, seat, "named@example.com")
+    with run_on_commit():
+        services.order_close(order=order, to=Order.Status.EXPIRED, reason="sweep")
+
+    response = client.post(entry_url(fresh(entry)), {"action": "buy", "buyer_name": "Nadia Named"})
+
+    assert response.status_code == 303
+    assert Order.objects.get(buyer_email="named@example.com").attendees[0]["name"] == "Nadia Named"
