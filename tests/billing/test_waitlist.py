@@ -306,6 +306,7 @@ def test_the_offer_link_buys_the_held_seat_once(client, concert, front_row, run_
 
     again = client.post(entry_url(entry), {"action": "buy", "buyer_name": "Fiona First"})
     assert again.status_code == 400
+    assert "This offer has expired or was already used." in text_of(again)
     assert Order.objects.filter(buyer_email="first@example.com").count() == 1
 
     pay(order)
