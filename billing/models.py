@@ -96,6 +96,9 @@ class Order(models.Model):
     attention_notified_at = MillisecondDateTimeField(_("organizers notified at"), null=True, blank=True)
     confirmation_claimed_at = MillisecondDateTimeField(_("confirmation email claimed at"), null=True, blank=True)
     confirmation_sent_at = MillisecondDateTimeField(_("confirmation email sent at"), null=True, blank=True)
+    # The buyer's email that the order expired or its payment failed: claimed (cleared if sending fails), then sent.
+    closed_notice_claimed_at = MillisecondDateTimeField(_("closing email claimed at"), null=True, blank=True)
+    closed_notified_at = MillisecondDateTimeField(_("buyer told of the closing at"), null=True, blank=True)
 
     objects = TenantScopedQuerySet.as_manager()
 
@@ -224,6 +227,9 @@ class LedgerEntry(models.Model):
     # The payment intent of a payment, the refund of a refund (test mode: a local id).
     stripe_object_id = models.CharField(_("Stripe id"), max_length=255)
     created_at = MillisecondDateTimeField(_("booked at"), default=timezone.now, editable=False)
+    # A refund's email to the buyer: claimed (cleared if sending fails), then sent; one email per refund.
+    buyer_notice_claimed_at = MillisecondDateTimeField(_("refund email claimed at"), null=True, blank=True)
+    buyer_notified_at = MillisecondDateTimeField(_("buyer notified at"), null=True, blank=True)
 
     objects = TenantScopedQuerySet.as_manager()
 

@@ -1,22 +1,29 @@
-"""Buyers' emails: the confirmation with tickets and QR codes, the organizers' attention note, waitlist offers."""
+"""Emails about orders: to the buyer (tickets, refunds, an order that expired or whose payment failed) and to the
+organizers (an order that needs them); the waitlist's offer and offer-expired emails. Each is sent once per order,
+refund or offer: a claim (compare-and-set) on the row."""
 
 import logging
+from collections.abc import Mapping
 from datetime import timedelta
 from email.mime.image import MIMEImage
+from functools import partial
+from typing import Any
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
-from django.db.models import Q
+from django.db.models import Q, Sum
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone, translation
+from django.utils.functional import Promise
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
-from billing.models import Order, Ticket, WaitlistEntry
+from billing.models import LedgerEntry, Order, Ticket, WaitlistEntry
 from billing.qr import qr_png
 from events.calendar import event_calendar, event_calendar_filename
 from eventsaas.dates import format_event_datetime
-from eventsaas.mail import EmailWithInlineImages, calendar_attachment, email_subject, sender_in_name_of
+from eventsaas.mail import EmailWithInlineImages, calendar_attachment, email_subject, send_once, sender_in_name_of
 from eventsaas.money import money_format
 from tenants.selectors import event_organizer_emails
 
@@ -121,24 +128,149 @@ def order_attention_notify(*, order: Order) -> bool:
     return True
 
 
-# --- Waitlist ----------------------------------------------------------------------------------
+# --- the buyer's other emails: one helper, the same sender and language as the tickets email --------
 
 
-def _waitlist_email_once(entry: WaitlistEntry, *, claimed: str, sent: str, due: Q, send) -> bool:
-    """Claim (compare-and-set on `claimed`), send, mark `sent`: one email per entry state, even redelivered."""
-    now = timezone.now()
-    claimable = Q(**{f"{claimed}__isnull": True}) | Q(**{f"{claimed}__lt": now - STALE_CLAIM})
-    if not WaitlistEntry.objects.filter(due, claimable, pk=entry.pk, **{f"{sent}__isnull": True}).update(
-        **{claimed: now}
-    ):
+def buyer_language(order: Order) -> str:
+    """The language the buyer used to order (Order.language), else the event's."""
+    return order.language or order.event.language
+
+
+def buyer_email_send(
+    *,
+    order: Order,
+    subject: str | Promise,
+    template: str,
+    context: Mapping[str, Any] | None = None,
+    calendar_link_label: str | Promise | None = None,
+) -> None:
+    """Send the buyer of `order` an email in their language and the event's time zone.
+
+    `subject` is a translatable template that may name `%(event)s`; `template` names the pair
+    `emails/<template>.txt` and `.html`, rendered with `event`, `order`, `order_url`, `shop_url`
+    and `context`. With `calendar_link_label` the event's .ics is attached, linking to the order
+    page under that label. From the organization's name at the site's address, replies to the
+    event's contact, like the tickets email. Raises what the mail backend raises; callers claim
+    first (eventsaas.mail.send_once), so a retry sends it once.
+    """
+    from billing.services import order_page_path
+
+    event = order.event
+    language = buyer_language(order)
+    order_url = settings.SITE_URL + order_page_path(order)
+    shop_url = settings.SITE_URL + reverse("billing:shop", kwargs={"event_id": event.pk})
+    with translation.override(language), timezone.override(event.tzinfo):
+        full_context = {"event": event, "order": order, "order_url": order_url, "shop_url": shop_url, **(context or {})}
+        rendered_subject = email_subject(subject, event=event.name)
+        text = render_to_string(f"emails/{template}.txt", full_context)
+        html = render_to_string(f"emails/{template}.html", full_context)
+        calendar = (
+            event_calendar(event=event, link=order_url, link_label=str(calendar_link_label))
+            if calendar_link_label is not None
+            else None
+        )
+    email = EmailMultiAlternatives(
+        subject=rendered_subject,
+        body=text,
+        from_email=sender_in_name_of(event.tenant.name),
+        to=[order.buyer_email],
+        reply_to=[event.contact_email] if event.contact_email else None,
+    )
+    email.attach_alternative(html, "text/html")
+    if calendar is not None:
+        email.attach(calendar_attachment(calendar, filename=event_calendar_filename(event)))
+    email.send()
+
+
+def order_refund_emails_send(*, order: Order) -> int:
+    """Tell the buyer of each refund booked for `order` that is not told yet; returns how many emails were sent.
+
+    One email per refund ledger entry, whoever made it (the organizer here, or someone in Stripe's
+    dashboard): a claim on the entry (eventsaas.mail.send_once), so redelivered webhooks and two
+    workers send it once. A failed send clears that entry's claim and raises, for the task's retry.
+    """
+    sent = 0
+    refunds = LedgerEntry.objects.filter(order_id=order.pk, kind=LedgerEntry.Kind.REFUND)
+    for entry in refunds.filter(buyer_notified_at__isnull=True).order_by("created_at", "pk"):
+        if send_once(
+            refunds,
+            pk=entry.pk,
+            claim_field="buyer_notice_claimed_at",
+            sent_field="buyer_notified_at",
+            send=partial(_refund_email_send, order, entry),
+        ):
+            sent += 1
+    return sent
+
+
+def _refund_email_send(order: Order, entry: LedgerEntry) -> None:
+    language = buyer_language(order)
+    # The totals as they stood after this refund, so each email of several refunds tells its own step.
+    refunded = LedgerEntry.objects.filter(
+        order_id=order.pk, kind=LedgerEntry.Kind.REFUND, created_at__lte=entry.created_at
+    ).aggregate(total=Sum("amount", default=0))["total"]
+    tickets = list(Ticket.objects.filter(order_id=order.pk).select_related("ticket_type").order_by("seat"))
+    voided = [ticket for ticket in tickets if not ticket.is_valid]
+    valid = [ticket for ticket in tickets if ticket.is_valid]
+    buyer_email_send(
+        order=order,
+        subject=gettext_lazy("Your refund for %(event)s"),
+        template="order_refunded",
+        context={
+            "amount": money_format(entry.amount, entry.currency, locale=language),
+            "refunded": money_format(refunded, order.currency, locale=language),
+            "still_paid": money_format(max(order.paid_amount - refunded, 0), order.currency, locale=language),
+            "is_full": refunded >= order.paid_amount,
+            "voided_tickets": voided,
+            "valid_tickets": valid,
+        },
+        # Tickets left to use: the event still belongs in the buyer's calendar.
+        calendar_link_label=gettext_lazy("Your tickets") if valid else None,
+    )
+
+
+#: Closings the buyer is emailed about, by the reason order_close records. Not "buyer_cancelled" (the
+#: buyer cancelled on the order page and read there that nothing was charged) nor "checkout_failed"
+#: (the shop showed the error while they waited): an email would only repeat the page.
+CLOSING_REASONS_EMAILED = frozenset({"sweep", "checkout_expired", "payment_failed"})
+
+
+def order_closed_notify(*, order: Order, reason: str) -> bool:
+    """Tell the buyer, once, that their order expired or its payment failed: nothing charged, seats released.
+
+    False when the reason is not one to email about, the order is no longer expired or cancelled
+    (a late payment made it paid, or refund due: the tickets or the refund email say what matters),
+    money arrived for it after all, or the email was sent.
+    """
+    if reason not in CLOSING_REASONS_EMAILED or order.status not in {Order.Status.EXPIRED, Order.Status.CANCELLED}:
         return False
-    try:
-        send()
-    except Exception:
-        WaitlistEntry.objects.filter(pk=entry.pk, **{claimed: now}).update(**{claimed: None})
-        raise
-    WaitlistEntry.objects.filter(pk=entry.pk).update(**{sent: timezone.now()})
-    return True
+    return send_once(
+        Order.objects.filter(status=order.status, paid_amount=0),
+        pk=order.pk,
+        claim_field="closed_notice_claimed_at",
+        sent_field="closed_notified_at",
+        send=partial(_closed_email_send, order, reason),
+    )
+
+
+def _closed_email_send(order: Order, reason: str) -> None:
+    payment_failed = reason == "payment_failed"
+    buyer_email_send(
+        order=order,
+        subject=(
+            gettext_lazy("Your payment for %(event)s failed")
+            if payment_failed
+            else gettext_lazy("Your order for %(event)s expired")
+        ),
+        template="order_closed",
+        context={
+            "payment_failed": payment_failed,
+            "total": money_format(order.total, order.currency, locale=buyer_language(order)),
+        },
+    )
+
+
+# --- Waitlist ----------------------------------------------------------------------------------
 
 
 def _waitlist_email(entry: WaitlistEntry, *, subject: str, template: str, context: dict) -> None:
@@ -176,11 +308,11 @@ def waitlist_offer_send(*, entry: WaitlistEntry) -> bool:
             }
             _waitlist_email(entry, subject=subject, template="waitlist_offer", context=context)
 
-    return _waitlist_email_once(
-        entry,
-        claimed="offer_email_claimed_at",
-        sent="offer_email_sent_at",
-        due=Q(status=WaitlistEntry.Status.OFFERED, token=entry.token),
+    return send_once(
+        WaitlistEntry.objects.filter(status=WaitlistEntry.Status.OFFERED, token=entry.token),
+        pk=entry.pk,
+        claim_field="offer_email_claimed_at",
+        sent_field="offer_email_sent_at",
         send=send,
     )
 
@@ -197,10 +329,10 @@ def waitlist_offer_expired_send(*, entry: WaitlistEntry) -> bool:
             shop_url = settings.SITE_URL + reverse("billing:shop", kwargs={"event_id": event.pk})
             _waitlist_email(entry, subject=subject, template="waitlist_offer_expired", context={"shop_url": shop_url})
 
-    return _waitlist_email_once(
-        entry,
-        claimed="expired_email_claimed_at",
-        sent="expired_email_sent_at",
-        due=Q(status=WaitlistEntry.Status.EXPIRED),
+    return send_once(
+        WaitlistEntry.objects.filter(status=WaitlistEntry.Status.EXPIRED),
+        pk=entry.pk,
+        claim_field="expired_email_claimed_at",
+        sent_field="expired_email_sent_at",
         send=send,
     )

@@ -47,6 +47,24 @@ def order_attention_notify_task(*, order_id: str) -> bool:
     return notifications.order_attention_notify(order=order)
 
 
+@shared_task(name="billing.order_refund_emails_send")
+def order_refund_emails_send_task(*, order_id: str) -> int:
+    """Email the buyer about each refund of the order, once per refund."""
+    order = Order.objects.select_related("event", "event__tenant").filter(pk=order_id).first()
+    if order is None:
+        return 0
+    return notifications.order_refund_emails_send(order=order)
+
+
+@shared_task(name="billing.order_closed_notify")
+def order_closed_notify_task(*, order_id: str, reason: str) -> bool:
+    """Email the buyer that the order expired or its payment failed, once."""
+    order = Order.objects.select_related("event", "event__tenant").filter(pk=order_id).first()
+    if order is None:
+        return False
+    return notifications.order_closed_notify(order=order, reason=reason)
+
+
 @shared_task(name="billing.waitlist_offer")
 def waitlist_offer_task(*, ticket_type_id: str) -> int:
     """Seats of a type were freed: offer them to the people waiting, first in line first."""

@@ -1,14 +1,19 @@
 """Email helpers shared by every app that sends mail."""
 
 import re
+from collections.abc import Callable
+from datetime import timedelta
 from email.headerregistry import Address
 from email.mime.base import MIMEBase
 from email.mime.text import MIMEText
 from email.utils import parseaddr
+from typing import Any
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.core.mail.message import SafeMIMEMultipart
+from django.db.models import Q, QuerySet
+from django.utils import timezone
 
 # Line breaks end a mail header (Django refuses them with BadHeaderError); other
 # control characters have no business in a subject either. Unicode line and
@@ -99,3 +104,37 @@ class EmailWithInlineImages(EmailMultiAlternatives):
         for file in files:
             mixed.attach(file if isinstance(file, MIMEBase) else self._create_attachment(*file))
         return mixed
+
+
+# --- exactly once ----------------------------------------------------------------------------------
+
+
+#: A claim older than this belongs to a worker that died (killed, or lost with the task redelivered):
+#: the email may be sent again, a possible second copy rather than a lost one.
+SEND_CLAIM_STALE_AFTER = timedelta(minutes=15)
+
+
+def send_once(due: QuerySet[Any], *, pk: Any, claim_field: str, sent_field: str, send: Callable[[], None]) -> bool:
+    """Send an email at most once for row `pk` of `due`: claim, send, mark sent; or give the claim back.
+
+    The claim is a compare-and-set on that one row (`claim_field` null or stale -> now, while
+    `sent_field` is null and the row is still in `due`): of two workers, or two deliveries of the same
+    webhook, one wins and sends; the other returns False. When sending fails the claim is cleared
+    (only if it is still this caller's) and the error re-raised, so the task's retry sends it. A
+    claim left by a worker that died is taken over after SEND_CLAIM_STALE_AFTER. `due` names the
+    conditions that make the email due, e.g. `Order.objects.filter(status="expired")`.
+    """
+    now = timezone.now()
+    row = due.filter(pk=pk, **{f"{sent_field}__isnull": True})
+    free = Q(**{f"{claim_field}__isnull": True}) | Q(**{f"{claim_field}__lt": now - SEND_CLAIM_STALE_AFTER})
+    if not row.filter(free).update(**{claim_field: now}):
+        return False
+    mine = due.model._default_manager.filter(pk=pk, **{claim_field: now})
+    try:
+        send()
+    except Exception:
+        # Stored stamps are truncated to the millisecond (MillisecondDateTimeField), and so is this filter.
+        mine.update(**{claim_field: None})
+        raise
+    due.model._default_manager.filter(pk=pk).update(**{sent_field: timezone.now()})
+    return True

@@ -9,8 +9,8 @@ import pytest
 from django.core import mail
 from django.utils import timezone
 
-from billing.models import Order
-from billing.notifications import order_attention_notify
+from billing.models import LedgerEntry, Order
+from billing.notifications import order_attention_notify, order_closed_notify, order_refund_emails_send
 from eventsaas.mail import email_subject, header_safe
 from guests import notifications
 from guests.models import Guest
@@ -98,3 +98,37 @@ def test_a_teammate_invitation_of_an_organization_with_a_line_break_in_its_name_
     )
     [message] = mail.outbox
     assert_clean(message, body_has="Gala")
+
+
+def test_the_refund_and_the_expiry_emails_of_such_an_event_are_sent(tenant, owner, django_capture_on_commit_callbacks):
+    concert = TicketedEventFactory(tenant=tenant, name=HOSTILE)
+    ticket_type = TicketTypeFactory(event=concert)
+    order = paid_order(event=concert, ticket_type=ticket_type, quantity=1, buyer_name="B", buyer_email="b@x.org")
+    LedgerEntry.objects.create(
+        tenant_id=tenant.pk,
+        event_id=concert.pk,
+        order_id=order.pk,
+        kind=LedgerEntry.Kind.REFUND,
+        amount=order.total,
+        currency=order.currency,
+        stripe_object_id="re_hostile",
+    )
+    mail.outbox.clear()
+    assert order_refund_emails_send(order=order) == 1
+    [refund] = mail.outbox
+    assert refund.subject.startswith("Your refund for ")
+    assert_clean(refund, body_has="Gala")
+
+    Order.objects.filter(pk=order.pk).update(status=Order.Status.EXPIRED, paid_amount=0)
+    order.refresh_from_db()
+    assert order_closed_notify(order=order, reason="sweep")
+    Order.objects.filter(pk=order.pk).update(
+        status=Order.Status.CANCELLED, closed_notice_claimed_at=None, closed_notified_at=None
+    )
+    order.refresh_from_db()
+    assert order_closed_notify(order=order, reason="payment_failed")
+    expired, failed = mail.outbox[1:]
+    assert expired.subject.startswith("Your order for ") and expired.subject.endswith(" expired")
+    assert failed.subject.startswith("Your payment for ") and failed.subject.endswith(" failed")
+    for message in (expired, failed):
+        assert_clean(message, body_has="Gala")

@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 
 from billing import payments
 from billing.models import LedgerEntry, Order, Ticket
+from billing.notifications import CLOSING_REASONS_EMAILED
 from billing.services.ledger import ledger_book, order_amounts_sync
 from billing.services.refunds import refunds_apply
 from billing.services.seats import order_lines_reserve
@@ -47,6 +48,8 @@ def order_close(*, order: Order, to: str, reason: str, acting_user: ActingUser =
         object_id=order.pk,
         data={"reason": reason},
     )
+    if reason in CLOSING_REASONS_EMAILED:
+        enqueue_on_commit(_closed_notify_task(), order_id=str(order.pk), reason=reason)
     return True
 
 
@@ -195,6 +198,12 @@ def _confirmation_task() -> Task[..., Any]:
     from billing.tasks import order_confirmation_send_task
 
     return order_confirmation_send_task
+
+
+def _closed_notify_task() -> Task[..., Any]:
+    from billing.tasks import order_closed_notify_task
+
+    return order_closed_notify_task
 
 
 def tickets_issue(*, order: Order) -> list[Ticket]:

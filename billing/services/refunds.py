@@ -3,6 +3,7 @@
 import logging
 from typing import Any
 
+from celery import Task
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -14,6 +15,7 @@ from billing.services.waitlist import waitlist_seats_freed
 from events import services as events_services
 from eventsaas.money import money_format
 from eventsaas.services import audit_log_record
+from eventsaas.tasks import enqueue_on_commit
 from tenants.models import ActingUser
 
 logger = logging.getLogger(__name__)
@@ -44,10 +46,12 @@ def order_refund(*, order: Order, acting_user: ActingUser, amount: int | None = 
         )
     except (payments.PaymentProviderError, payments.TransientError) as exc:
         raise ValidationError({"amount": _("Stripe did not accept the refund: %(error)s") % {"error": exc}}) from exc
-    _refund_book(order=order, refund=refund, acting_user=acting_user)
+    booked = _refund_book(order=order, refund=refund, acting_user=acting_user)
     order_amounts_sync(order)
     refunds_apply(order)
     order.refresh_from_db()
+    if booked:
+        _refund_emails_enqueue(order)
     return order
 
 
@@ -81,12 +85,27 @@ def _refund_book(
 
 def order_refunds_sync(*, order: Order) -> Order:
     """Stripe says the charge was refunded (maybe from its dashboard): book every refund it knows, then apply."""
-    for refund in payments.refunds_list(payment_intent_id=order.stripe_payment_intent_id):
+    booked = [
         _refund_book(order=order, refund=refund, by_stripe=True)
+        for refund in payments.refunds_list(payment_intent_id=order.stripe_payment_intent_id)
+    ]
     order_amounts_sync(order)
     refunds_apply(order)
     order.refresh_from_db()
+    if any(booked):
+        _refund_emails_enqueue(order)
     return order
+
+
+def _refund_emails_enqueue(order: Order) -> None:
+    """After the tickets are voided, so the email lists them: one email per refund not yet told (a claim each)."""
+    enqueue_on_commit(_refund_emails_task(), order_id=str(order.pk))
+
+
+def _refund_emails_task() -> Task[..., Any]:
+    from billing.tasks import order_refund_emails_send_task
+
+    return order_refund_emails_send_task
 
 
 def refunds_apply(order: Order) -> None:

@@ -10,7 +10,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('billing', '0004_connect_and_platform_fee'),
+        ('billing', '0005_buyer_refund_and_closing_emails'),
         ('events', '0004_dates_between_1900_and_2200'),
         ('tenants', '0008_connect_and_platform_fee'),
     ]
