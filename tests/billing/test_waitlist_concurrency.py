@@ -93,7 +93,8 @@ def test_seats_freed_while_many_workers_offer_are_each_offered_exactly_once(tick
     assert (ticket_type.sold, ticket_type.reserved) == (0, SEATS)  # every freed seat held by exactly one offer
     # First come, first served: the offers went to the first SEATS in line.
     assert [e.email for e in offered] == [f"wait{n:02}@example.com" for n in range(SEATS)]
-    assert sorted(m.to[0] for m in mailoutbox) == [f"wait{n:02}@example.com" for n in range(SEATS)]
+    offer_emails = sorted(m.to[0] for m in mailoutbox if m.to[0].startswith("wait"))
+    assert offer_emails == [f"wait{n:02}@example.com" for n in range(SEATS)]
 
 
 def test_a_raised_capacity_offered_by_many_workers_never_offers_more_seats_than_were_freed(ticketed_event):
