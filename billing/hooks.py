@@ -1,8 +1,8 @@
 """What billing adds to events' pages (registered from BillingConfig.ready(), see events.hooks)."""
 
-from billing.selectors import sales_summary
+from billing.selectors import sales_summary, waitlist_held_back_type_ids
 from billing.services.waitlist import waitlist_seats_freed
-from events.hooks import register_dashboard_section, register_seats_freed
+from events.hooks import register_dashboard_section, register_held_back, register_seats_freed
 from events.models import Event
 from eventsaas.money import money_format
 
@@ -28,3 +28,4 @@ def dashboard_sales(event: Event) -> dict:
 def register() -> None:
     register_dashboard_section(dashboard_sales)
     register_seats_freed(waitlist_seats_freed)
+    register_held_back(waitlist_held_back_type_ids)

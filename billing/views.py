@@ -74,12 +74,8 @@ def shop(request, event_id):
 
 def _shop_form(event, data, access_code: str, *, carried=None) -> ShopForm:
     """The shop's form: bound to a POST, or unbound with `carried` values (the "Update" button's)."""
+    # Types whose free seats are held back for their waitlist come as sold out (billing.hooks).
     types = events_selectors.ticket_types_for_sale(event=event, access_code=access_code)
-    held_back = selectors.waitlist_held_back_type_ids(ticket_types=types)
-    for ticket_type in types:
-        if ticket_type.pk in held_back:
-            # Shown (and offered) as sold out: its free seats are being offered to the waitlist. Never saved.
-            ticket_type.reserved = ticket_type.capacity - ticket_type.sold
     return ShopForm(
         data,
         ticket_types=types,

@@ -427,3 +427,13 @@ def test_an_offer_for_an_event_asking_names_puts_the_buyers_name_on_the_ticket(c
 
     assert response.status_code == 303
     assert Order.objects.get(buyer_email="named@example.com").attendees[0]["name"] == "Nadia Named"
+
+
+def test_the_public_ticket_type_list_shows_a_type_held_for_its_waitlist_as_sold_out(client, concert, front_row, owner):
+    sold_out_with_pending(concert, front_row)
+    join(concert, front_row, "w0@example.com")
+    events_services.ticket_type_update(ticket_type=front_row, acting_user=owner, capacity=3)  # no offer ran
+
+    [row] = client.get(f"/api/v1/events/{concert.pk}/ticket-types").json()
+
+    assert (row["remaining"], row["sold_out"]) == (0, True)
