@@ -1,4 +1,4 @@
-"""Staff views of orders, tickets, the money ledger and Stripe webhook events.
+"""Staff views of orders, tickets, the money ledger, organizations' Stripe accounts and Stripe webhook events.
 
 Money, seats and states change only through billing.services (compare-and-set
 updates with an audit record), so the admin shows them read-only: staff can fix
@@ -13,7 +13,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from billing.models import LedgerEntry, Order, Ticket, WebhookEvent
+from billing.models import ConnectedAccount, LedgerEntry, Order, Ticket, WebhookEvent
 from billing.tasks import webhook_event_process_task
 from eventsaas.money import money_format
 from eventsaas.tasks import enqueue_on_commit
@@ -234,6 +234,52 @@ class LedgerEntryAdmin(UuidSearchMixin, admin.ModelAdmin):
     @admin.display(description=_("amount"), ordering="amount")
     def amount_display(self, obj):
         return money_format(obj.amount, obj.currency)
+
+
+@admin.register(ConnectedAccount)
+class ConnectedAccountAdmin(admin.ModelAdmin):
+    """Organizations' Stripe accounts: a mirror of Connect webhooks, read-only (Stripe is the source of truth).
+
+    Not an inline of the organization's page: tenants sits below billing in the app map.
+    """
+
+    list_display = [
+        "tenant",
+        "stripe_account_id",
+        "charges_enabled",
+        "payouts_enabled",
+        "details_submitted",
+        "is_test",
+        "synced_at",
+    ]
+    list_filter = ["charges_enabled", "payouts_enabled", "details_submitted", "is_test"]
+    search_fields = ["stripe_account_id", "tenant__name", "tenant__slug"]
+    list_select_related = ["tenant"]
+    fields = (
+        "tenant",
+        "stripe_account_id",
+        "is_test",
+        "country",
+        "default_currency",
+        "details_submitted",
+        "charges_enabled",
+        "payouts_enabled",
+        "requirements_due",
+        "disabled_reason",
+        "created_at",
+        "synced_at",
+        "deauthorized_at",
+    )
+    readonly_fields = fields
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(WebhookEvent)

@@ -282,6 +282,9 @@ class ConnectedAccount(models.Model):
     created_at = MillisecondDateTimeField(_("created at"), default=timezone.now, editable=False)
     # The `created` time of the newest account.updated applied: an older event arriving late never wins.
     synced_at = MillisecondDateTimeField(_("synced at"), null=True, blank=True)
+    # Set by account.application.deauthorized: the organization disconnected the platform. An older
+    # account.updated arriving later never turns charges back on; onboarding again makes a new account.
+    deauthorized_at = MillisecondDateTimeField(_("disconnected at"), null=True, blank=True)
 
     objects = TenantScopedQuerySet.as_manager()
 
@@ -292,6 +295,11 @@ class ConnectedAccount(models.Model):
 
     def __str__(self):
         return self.stripe_account_id
+
+    @property
+    def is_usable(self) -> bool:
+        """The account is still connected to the platform (not disconnected by the organization)."""
+        return self.deauthorized_at is None
 
 
 class WebhookEvent(models.Model):

@@ -1,4 +1,4 @@
-"""The organizer's billing pages of a ticketed event (orders, refunds, check-in)."""
+"""The organizer's billing pages: a ticketed event's orders, refunds and check-in; the organization's Payments."""
 
 from django.urls import path
 
@@ -9,6 +9,15 @@ app_name = "billing_organizer"
 prefix = "o/<slug:tenant_slug>/events/<uuid:event_id>/"
 
 urlpatterns = [
+    path("o/<slug:tenant_slug>/payments/", views.payments, name="payments"),
+    path("o/<slug:tenant_slug>/payments/onboarding/", views.payments_onboarding, name="connect-onboarding"),
+    path("o/<slug:tenant_slug>/payments/onboarding/refresh/", views.payments_refresh, name="connect-refresh"),
+    path("o/<slug:tenant_slug>/payments/onboarding/return/", views.payments_return, name="connect-return"),
+    path(
+        "o/<slug:tenant_slug>/payments/onboarding/simulated/",
+        views.payments_simulated_onboarding,
+        name="connect-simulated",
+    ),
     path(prefix + "orders/", views.order_list, name="orders"),
     path(prefix + "orders/export/<str:file_format>/", views.order_export, name="orders-export"),
     path(prefix + "orders/<uuid:order_id>/", views.order_detail, name="order"),

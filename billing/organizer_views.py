@@ -1,21 +1,25 @@
-"""The organizer's pages of a ticketed event: orders, refunds, the waitlist and check-in at the door.
+"""The organizer's billing pages: an event's orders, refunds, waitlist and check-in; the organization's Payments.
 
 Under /o/<tenant_slug>/events/<event_id>/: TenantMiddleware has resolved the
 organization and the member's role; every row is loaded through the tenant.
 """
 
+import logging
+
 from django.conf import settings
 from django.contrib import messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db.models import prefetch_related_objects
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from billing import exports, selectors, services
+from billing import payments as payments_module
 from billing.forms_organizer import CheckInForm, RefundForm
 from billing.models import ATTENTION_STATUSES, Order, WaitlistEntry
 from billing.views import order_lines
@@ -25,8 +29,11 @@ from eventsaas.dates import format_event_clock
 from eventsaas.forms import add_service_errors
 from eventsaas.money import money_format
 from eventsaas.spreadsheets import event_spreadsheet_response, file_format_or_404
+from eventsaas.tasks import TransientError
 from guests.codes import normalize_code
 from tenants.middleware import check_in_view
+
+logger = logging.getLogger(__name__)
 
 ORDERS_PAGE_SIZE = 50
 ATTENTION = "attention"
@@ -283,3 +290,106 @@ def check_in(request, event_id):
         "counts": _check_in_counts(event),
     }
     return render(request, "billing/organizer/check_in.html", context, status=400 if form.errors else 200)
+
+
+# --- Payments: the organization's Stripe account (Connect) ----------------------------------------------------
+# Owners and admins only: the account decides where ticket money goes. Viewers and door staff get a 403
+# (TenantMiddleware already refuses their POSTs); another organization's slug is a 404 there too.
+
+
+def _payments_editor(request) -> None:
+    if not request.membership.can_edit:
+        raise PermissionDenied(_("Only owners and admins can manage how the organization is paid."))
+
+
+def _account_state(account) -> str:
+    """One word for the page: none, disconnected, details_missing, charges (can sell), payouts (and is paid out)."""
+    if account is None:
+        return "none"
+    if not account.is_usable:
+        return "disconnected"
+    if account.charges_enabled and account.payouts_enabled:
+        return "payouts"
+    if account.charges_enabled:
+        return "charges"
+    return "details_missing"
+
+
+@require_safe
+def payments(request):
+    """The organization's Payments page: the state of its Stripe account and the way to (re)start onboarding."""
+    _payments_editor(request)
+    account = selectors.connected_account_get(tenant=request.tenant)
+    context = {
+        "account": account,
+        "state": _account_state(account),
+        "returned": request.GET.get("returned") == "1",
+        "payment_mode": payments_module.payment_mode(),
+    }
+    return render(request, "billing/organizer/payments.html", context)
+
+
+def _onboarding_redirect(request, *, resume: bool = False):
+    """Send the organizer to a fresh onboarding link (Stripe's, or the simulated page), or back with why not."""
+    back = redirect("billing_organizer:payments", tenant_slug=request.tenant.slug)
+    if payments_module.payment_mode() == "off":
+        messages.error(request, _("Payments are not configured on this server."))
+        return back
+    try:
+        if resume:
+            url = services.connect_onboarding_resume(tenant=request.tenant, site_url=settings.SITE_URL)
+        else:
+            url = services.connect_onboarding_start(
+                tenant=request.tenant, acting_user=request.user, site_url=settings.SITE_URL
+            )
+    except (payments_module.PaymentProviderError, TransientError) as exc:
+        logger.warning("Connect onboarding of %s failed: %s", request.tenant.slug, exc)
+        messages.error(request, _("Stripe did not answer as expected; nothing changed. Try again in a moment."))
+        return back
+    if url is None:
+        return back
+    # 303: the browser follows with a GET.
+    response = redirect(url)
+    response.status_code = 303
+    return response
+
+
+@require_POST
+def payments_onboarding(request):
+    """Start or resume onboarding (POST with CSRF): creates the account once, then a new link each time."""
+    _payments_editor(request)
+    return _onboarding_redirect(request)
+
+
+@require_safe
+def payments_refresh(request):
+    """Stripe's refresh_url (the link expired or was used): a new link for the same account, never a new account."""
+    _payments_editor(request)
+    return _onboarding_redirect(request, resume=True)
+
+
+@require_safe
+def payments_return(request):
+    """Stripe's return_url: the organizer left onboarding. The state shown comes from webhooks, not this visit."""
+    _payments_editor(request)
+    return redirect(reverse("billing_organizer:payments", kwargs={"tenant_slug": request.tenant.slug}) + "?returned=1")
+
+
+@require_http_methods(["GET", "POST"])
+def payments_simulated_onboarding(request):
+    """Test-payment mode's stand-in for Stripe's onboarding; 404 whenever that mode is off.
+
+    Its button builds a signed account.updated and hands it to the Connect webhook code, as the test
+    checkout does for payments.
+    """
+    _payments_editor(request)
+    account = selectors.connected_account_get(tenant=request.tenant)
+    if payments_module.payment_mode() != "test" or account is None or not account.is_test or not account.is_usable:
+        raise Http404
+    if request.method == "POST":
+        completed = request.POST.get("action") == "complete"
+        services.connect_simulate_onboarding(account=account, completed=completed)
+        return redirect(
+            reverse("billing_organizer:payments", kwargs={"tenant_slug": request.tenant.slug}) + "?returned=1"
+        )
+    return render(request, "billing/organizer/payments_simulated.html", {"account": account})

@@ -230,3 +230,114 @@ def simulated_payment_event(*, order, event_type: str = "checkout.session.comple
     }
     payload = json.dumps(body).encode()
     return payload, signature_header(payload, _test_webhook_secret())
+
+
+# --- Stripe Connect (Express): organizations' own accounts -----------------------------------------------------------
+
+
+def connect_webhook_secret() -> str:
+    """The secret Connect events are verified with: the Connect endpoint's own, never the platform endpoint's."""
+    if payment_mode() == "stripe":
+        return settings.STRIPE_CONNECT_WEBHOOK_SECRET
+    if payment_mode() == "test":
+        return _test_connect_webhook_secret()
+    return ""
+
+
+def _test_connect_webhook_secret() -> str:
+    """Test mode's Connect secret: made for this installation on first use, next to the payments secret.
+
+    Its own file, so a simulated payment event is no valid account event and the other way round;
+    never derived from SECRET_KEY (see _test_webhook_secret).
+    """
+    secret = local_secret(Path(settings.TEST_PAYMENTS_SECRET_FILE).with_name("connect-webhook-secret"))
+    return f"whsec_{TEST_ID_PREFIX}connect_{secret}"
+
+
+def connect_event_verify(*, payload: bytes, signature: str) -> dict:
+    """As event_verify, for the Connect endpoint: signed with the Connect secret, recent enough."""
+    secret = connect_webhook_secret()
+    if not secret:
+        raise stripe.SignatureVerificationError("Connect webhooks are not configured.", signature)
+    event = stripe.Webhook.construct_event(payload, signature, secret, tolerance=settings.STRIPE_WEBHOOK_TOLERANCE)
+    return event.to_dict()
+
+
+def connected_account_create(*, tenant_id, replacing: str = "") -> dict:
+    """Create the organization's Express account; returns {"id", "is_test"}. Idempotent per organization.
+
+    The parameters depend on the organization only (not on who clicked): Stripe refuses a reused idempotency
+    key with other parameters, so two owners starting at once must send the same request. Stripe asks for
+    the email during onboarding. `replacing`: the account this one replaces (the organization disconnected
+    it), part of the key so a new account is made. In test mode the account is simulated, its id fixed per
+    organization.
+    """
+    if payment_mode() == "test":
+        suffix = hashlib.sha256(f"{tenant_id}:{replacing}".encode()).hexdigest()[:16]
+        return {"id": f"acct_{TEST_ID_PREFIX}{suffix}", "is_test": True}
+    params: dict = {
+        "type": "express",
+        "capabilities": {"card_payments": {"requested": True}, "transfers": {"requested": True}},
+        "metadata": {"tenant_id": str(tenant_id)},
+    }
+    account = _call(
+        stripe_client().v1.accounts.create,
+        params=params,
+        options={"idempotency_key": f"tenant-{tenant_id}-connect-account{'-after-' + replacing if replacing else ''}"},
+    )
+    return {"id": account.id, "is_test": False}
+
+
+def account_link_create(*, account_id: str, refresh_url: str, return_url: str) -> str:
+    """A one-time onboarding URL at Stripe for the account (it expires within minutes: make one per click)."""
+    link = _call(
+        stripe_client().v1.account_links.create,
+        params={
+            "account": account_id,
+            "type": "account_onboarding",
+            "refresh_url": refresh_url,
+            "return_url": return_url,
+        },
+    )
+    return link.url
+
+
+def simulated_account_event(
+    *, account, event_type: str = "account.updated", charges_enabled: bool = True
+) -> tuple[bytes, str]:
+    """A signed Connect event for a simulated account (test mode): (payload, Stripe-Signature).
+
+    account.updated with the onboarding finished (or not, `charges_enabled=False`), or
+    account.application.deauthorized.
+    """
+    if payment_mode() != "test" or not account.is_test:
+        raise RuntimeError("Simulated accounts are only updated when test mode is on.")
+    if event_type == "account.application.deauthorized":
+        obj: dict = {"id": f"ca_{TEST_ID_PREFIX}platform", "object": "application", "name": "eventsaas"}
+    else:
+        obj = {
+            "id": account.stripe_account_id,
+            "object": "account",
+            "type": "express",
+            "country": account.country or "ES",
+            "default_currency": account.default_currency or "eur",
+            "details_submitted": charges_enabled,
+            "charges_enabled": charges_enabled,
+            "payouts_enabled": charges_enabled,
+            "requirements": {
+                "currently_due": [] if charges_enabled else ["external_account", "individual.verification.document"],
+                "disabled_reason": None if charges_enabled else "requirements.past_due",
+            },
+            "metadata": {"tenant_id": str(account.tenant_id)},
+        }
+    body = {
+        "id": f"evt_{TEST_ID_PREFIX}{uuid.uuid4().hex}",
+        "object": "event",
+        "type": event_type,
+        "account": account.stripe_account_id,
+        "created": int(time.time()),
+        "livemode": False,
+        "data": {"object": obj},
+    }
+    payload = json.dumps(body).encode()
+    return payload, signature_header(payload, _test_connect_webhook_secret())

@@ -191,7 +191,20 @@ def sales_summary(*, event: Event) -> SalesSummary:
 
 def connected_account_for_charges(*, tenant_id: uuid.UUID) -> ConnectedAccount | None:
     """The organization's connected account if it can take charges now (paid orders go there), else None."""
-    return ConnectedAccount.objects.filter(tenant_id=tenant_id, charges_enabled=True).first()
+    return ConnectedAccount.objects.filter(
+        tenant_id=tenant_id, charges_enabled=True, deauthorized_at__isnull=True
+    ).first()
+
+
+def connected_account_get(*, tenant: Tenant) -> ConnectedAccount | None:
+    """The organization's connected account in any state (the Payments page), or None before onboarding starts."""
+    return ConnectedAccount.objects.for_tenant(tenant).first()
+
+
+def paid_sales_blocked(*, event: Event) -> bool:
+    """The event has paid ticket types but its organization cannot take charges yet (no usable Stripe account)."""
+    has_paid = TicketType.objects.filter(tenant_id=event.tenant_id, event_id=event.pk, price__gt=0).exists()
+    return has_paid and connected_account_for_charges(tenant_id=event.tenant_id) is None
 
 
 # --- Waitlist ------------------------------------------------------------------------------------

@@ -34,10 +34,21 @@ logger = logging.getLogger(__name__)
 @require_POST
 def stripe_webhook(request):
     """Verify, store, enqueue, answer: processing happens in a task, so Stripe gets its 2xx fast."""
+    return _webhook_response(request, services.webhook_receive)
+
+
+@csrf_exempt
+@require_POST
+def stripe_connect_webhook(request):
+    """The Connect endpoint (organizations' accounts): as stripe_webhook, verified with the Connect secret."""
+    return _webhook_response(request, services.connect_webhook_receive)
+
+
+def _webhook_response(request, receive) -> HttpResponse:
     try:
-        services.webhook_receive(payload=request.body, signature=request.headers.get("Stripe-Signature", ""))
+        receive(payload=request.body, signature=request.headers.get("Stripe-Signature", ""))
     except (stripe.SignatureVerificationError, ValueError, KeyError, TypeError) as exc:
-        logger.warning("Refused a Stripe webhook: %s", exc)
+        logger.warning("Refused a Stripe webhook at %s: %s", request.path, exc)
         return HttpResponseBadRequest("invalid signature or payload", content_type="text/plain")
     return HttpResponse(status=200)
 
@@ -142,6 +153,12 @@ def _shop_page(request, event, language, *, waitlist_form: WaitlistJoinForm | No
         if attempt.redirect is not None:
             return attempt.redirect
     form = attempt.form
+    # Paid types wait for the organization's Stripe account to take charges; free ones sell meanwhile.
+    awaiting_payments = any(t.price > 0 for t in form.ticket_types) and (
+        selectors.connected_account_for_charges(tenant_id=event.tenant_id) is None
+    )
+    for ticket_type in form.ticket_types:
+        ticket_type.awaiting_payments = awaiting_payments and ticket_type.price > 0
     for ticket_type in form.ticket_types:
         # A join with errors shows them (and what was typed) under its own type.
         mine = waitlist_form is not None and waitlist_form.data.get("ticket_type") == str(ticket_type.pk)
@@ -158,7 +175,8 @@ def _shop_page(request, event, language, *, waitlist_form: WaitlistJoinForm | No
         "access_code": access_code,
         "hidden_unlocked": hidden_unlocked,
         "code_rejected": bool(access_code) and not hidden_unlocked,
-        "any_available": any(not t.is_sold_out for t in form.ticket_types),
+        "any_available": any(not t.is_sold_out and not t.awaiting_payments for t in form.ticket_types),
+        "awaiting_payments": awaiting_payments,
         "hold_minutes": settings.ORDER_HOLD_MINUTES,
         "waitlist_form": waitlist_form,
         "waitlist_hold_minutes": settings.WAITLIST_OFFER_HOLD_MINUTES,

@@ -427,6 +427,9 @@ for _job, _seconds in env_seconds_map("BEAT_INTERVALS").items():
 # --- Ticketed events: Stripe (billing/payments.py, docs/payments.md) -------------------
 STRIPE_SECRET_KEY = env_str("STRIPE_SECRET_KEY", "")
 STRIPE_WEBHOOK_SECRET = env_str("STRIPE_WEBHOOK_SECRET", "")
+# Connect webhooks (organizations' accounts: account.updated, ...) come from their own Stripe endpoint,
+# signed with their own secret (docs/payments.md "Onboarding and account state").
+STRIPE_CONNECT_WEBHOOK_SECRET = env_str("STRIPE_CONNECT_WEBHOOK_SECRET", "")
 # Where the SDK sends API calls; only tests and local Stripe emulators change it.
 STRIPE_API_BASE = env_str("STRIPE_API_BASE", "https://api.stripe.com")
 STRIPE_MAX_NETWORK_RETRIES = env_int("STRIPE_MAX_NETWORK_RETRIES", 2)
@@ -452,6 +455,13 @@ WAITLIST_OFFER_HOLD_MINUTES = env_int("WAITLIST_OFFER_HOLD_MINUTES", 60)
 _payment_problems = []
 if STRIPE_SECRET_KEY and not STRIPE_WEBHOOK_SECRET:
     _payment_problems.append("STRIPE_WEBHOOK_SECRET must be set with STRIPE_SECRET_KEY (webhooks are verified)")
+if STRIPE_SECRET_KEY and IS_PRODUCTION and not STRIPE_CONNECT_WEBHOOK_SECRET:
+    _payment_problems.append(
+        "STRIPE_CONNECT_WEBHOOK_SECRET must be set with STRIPE_SECRET_KEY in production (organizations' accounts "
+        "are mirrored from Connect webhooks)"
+    )
+if STRIPE_CONNECT_WEBHOOK_SECRET and STRIPE_CONNECT_WEBHOOK_SECRET == STRIPE_WEBHOOK_SECRET:
+    _payment_problems.append("STRIPE_CONNECT_WEBHOOK_SECRET must differ from STRIPE_WEBHOOK_SECRET (two endpoints)")
 if TEST_PAYMENTS and STRIPE_SECRET_KEY:
     _payment_problems.append("TEST_PAYMENTS cannot be on while Stripe keys are configured")
 if TEST_PAYMENTS and IS_PRODUCTION:

@@ -18,13 +18,14 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
+from billing.models import ConnectedAccount, WebhookEvent
 from events.models import Event
 from eventsaas.models import AuditLog
 from guests.imports import guest_import_start
 from guests.models import Guest, GuestImport
 from rsvp.models import ChangeRequest
 from tenants.models import Invitation, Membership, Role, Tenant
-from tests.factories import EventFactory, GuestFactory, MembershipFactory, TenantFactory
+from tests.factories import EventFactory, GuestFactory, MembershipFactory, TenantFactory, connected_account_for
 from tests.rsvp.household_form import household_post, row
 from tests.support.spreadsheets import download_text
 
@@ -93,6 +94,8 @@ class Case:
     writes: bool = True  # an allowed POST changes the database (a preview does not)
     ok_status: int | None = None  # what an allowed request answers, when not 200 (GET) / 302 (POST)
     any_member: bool = False  # every member may (leaving); the matrix's owner is the last one and stays
+    editors_only: bool = False  # viewers and door staff cannot even read it (the organization's payments)
+    audited: bool = True  # an allowed write leaves an audit entry (a stored webhook event is its own record)
 
     def url(self, world: World, slug: str) -> str:
         ids = {
@@ -194,6 +197,21 @@ CASES = [
     Case("team_invitation_revoke", "POST", "team/invitations/{invitation}/revoke/", owner_only=True),
     Case("team_invitation_resend", "POST", "team/invitations/{invitation}/resend/", owner_only=True),
     Case("team_leave", "POST", "team/leave/", has_ids=False, any_member=True),
+    # The organization's Stripe account (billing/organizer_views.py): owners and admins only.
+    Case("payments", "GET", "payments/", has_ids=False, editors_only=True),
+    Case("connect_onboarding", "POST", "payments/onboarding/", has_ids=False, ok_status=303),
+    # Refresh makes a new link for the existing (simulated) account: the simulated page, nothing written.
+    Case("connect_refresh", "GET", "payments/onboarding/refresh/", has_ids=False, editors_only=True, ok_status=303),
+    Case("connect_return", "GET", "payments/onboarding/return/", has_ids=False, editors_only=True, ok_status=302),
+    Case("connect_simulated", "GET", "payments/onboarding/simulated/", has_ids=False, editors_only=True),
+    Case(
+        "connect_simulated",
+        "POST",
+        "payments/onboarding/simulated/",
+        {"action": "complete"},
+        has_ids=False,
+        audited=False,
+    ),
 ]
 
 
@@ -215,6 +233,8 @@ def db_snapshot() -> dict:
         "change_requests": sorted(ChangeRequest.objects.values(), key=lambda row: row["id"]),
         "guest_imports": sorted(GuestImport.objects.values_list("id", "tenant_id", "status")),
         "audit_log_count": AuditLog.objects.count(),
+        "connected_accounts": sorted(ConnectedAccount.objects.values(), key=lambda row: row["id"]),
+        "webhook_events": sorted(WebhookEvent.objects.values_list("stripe_event_id", "type", "status")),
     }
 
 
@@ -251,6 +271,9 @@ def world(db):
     invitation = Invitation.objects.create(
         tenant=tenant, email="pending@example.com", role=Role.VIEWER, token="t" * 40, expires_at=event.starts_at
     )
+    # A's simulated Stripe account, mid-onboarding: the Payments pages have something of A's to show or leak.
+    connected_account_for(tenant, charges_enabled=False, payouts_enabled=False, details_submitted=False)
+    connected_account_for(other_tenant, stripe_account_id="acct_localtest_rival")
     world = World(
         tenant, event, anna, lisa, carl, change_request, other_tenant, other_event, other_guest, teammate, invitation
     )
@@ -299,11 +322,13 @@ def test_isolation_matrix(world, case, actor):
             assert unquote(response.url.split("next=", 1)[1]) == url
     elif actor in (OTHER_TENANT, OTHER_TENANT_OWN_SLUG):
         assert response.status_code == 404
+    elif case.editors_only and actor in (VIEWER, DOOR):
+        assert response.status_code == 403
     elif case.method == "GET":
         assert response.status_code == (case.ok_status or 200)
         # The page (or the download) is tenant A's: its data, never tenant B's.
         body = download_text(response)
-        assert "Rival" not in body and world.other_guest.code not in body
+        assert "Rival" not in body and world.other_guest.code not in body and "acct_localtest_rival" not in body
     elif case.any_member:
         assert response.status_code == 302
     elif actor in (VIEWER, DOOR) or not allowed_write:
@@ -315,7 +340,7 @@ def test_isolation_matrix(world, case, actor):
 
     if allowed_write and case.writes:
         assert after != before
-        assert after["audit_log_count"] > before["audit_log_count"]
+        assert after["audit_log_count"] > before["audit_log_count"] or not case.audited
         # A write in tenant A never touches tenant B.
         assert [g for g in after["guests"] if g["tenant_id"] == world.other_tenant.pk] == [
             g for g in before["guests"] if g["tenant_id"] == world.other_tenant.pk

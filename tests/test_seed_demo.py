@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 import pytest
 from django.core.management import call_command
 
+from billing.models import ConnectedAccount
 from events.models import Event, TicketType
 from guests.models import Guest
 from tenants.models import Membership, Tenant, User
@@ -129,3 +130,25 @@ def test_no_two_members_of_a_household_share_a_first_name():
 
     assert households and all(len(names) == len(set(names)) for names in households.values())
     assert {"Pérez", "Álvarez", "O'Brien"} <= {g["last_name"] for g in guests}  # accents and apostrophes to search
+
+
+@pytest.mark.django_db
+def test_the_demo_organization_has_a_simulated_account_that_takes_charges(client):
+    data = seed_json()
+    account = data["connected_account"]
+
+    stored = ConnectedAccount.objects.get(tenant__slug=data["organizer"]["organization"])
+    assert account == {
+        "id": stored.stripe_account_id,
+        "simulated": True,
+        "charges_enabled": True,
+        "payouts_enabled": True,
+        "details_submitted": True,
+    }
+    assert stored.stripe_account_id.startswith("acct_localtest_") and stored.synced_at is not None
+    assert seed_json()["connected_account"] == account  # idempotent
+    assert ConnectedAccount.objects.count() == 1
+    # Paid tickets of the demo are on sale: the shop offers their quantity fields.
+    page = client.get(urlsplit(data["ticketed_event"]["shop_url"]).path).content.decode()
+    assert 'data-testid="paid-not-on-sale"' not in page
+    assert all(f'name="qty_{t["id"]}"' in page for t in data["ticketed_event"]["ticket_types"])

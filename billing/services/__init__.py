@@ -11,7 +11,8 @@ transactions (../shared/DESIGN.md):
 - tickets: unique (order, seat); ledger: unique (Stripe object, kind);
   webhook events: unique Stripe event id.
 
-One module per concern: checkout, orders (the status arrows, payments, tickets), refunds, checkin,
+One module per concern: checkout, connect (organizations' Stripe accounts),
+orders (the status arrows, payments, tickets), refunds, checkin,
 webhooks, and their helpers seats (an order's lines against events' seat counters) and ledger.
 The names below are the package's interface for views, APIs and tasks.
 """
@@ -32,6 +33,14 @@ from billing.services.checkout import (
     order_page_path,
     test_checkout_path,
     waitlist_entry_path,
+)
+from billing.services.connect import (
+    CONNECT_WEBHOOK_HANDLERS,
+    connect_onboarding_resume,
+    connect_onboarding_start,
+    connected_account_deauthorize,
+    connected_account_ensure,
+    connected_account_sync,
 )
 from billing.services.orders import (
     order_cancel_by_buyer,
@@ -59,6 +68,8 @@ from billing.services.waitlist import (
 )
 from billing.services.webhooks import (
     WEBHOOK_HANDLERS,
+    connect_simulate_onboarding,
+    connect_webhook_receive,
     order_simulate_payment,
     webhook_event_process,
     webhook_events_requeue_stale,
@@ -66,6 +77,7 @@ from billing.services.webhooks import (
 )
 
 __all__ = [
+    "CONNECT_WEBHOOK_HANDLERS",
     "CheckInResult",
     "CheckoutItem",
     "CheckoutRequest",
@@ -76,6 +88,13 @@ __all__ = [
     "WEBHOOK_HANDLERS",
     "checkout_start",
     "checkout_start_from_offer",
+    "connect_onboarding_resume",
+    "connect_onboarding_start",
+    "connect_simulate_onboarding",
+    "connect_webhook_receive",
+    "connected_account_deauthorize",
+    "connected_account_ensure",
+    "connected_account_sync",
     "order_cancel_by_buyer",
     "order_cancel_path",
     "order_close",

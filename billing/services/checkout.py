@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from billing import payments
+from billing import payments, selectors
 from billing.models import Order, WaitlistEntry
 from billing.services.orders import order_close
 from billing.services.seats import order_lines_reserve
@@ -78,6 +78,10 @@ def _checkout_lines(
     }
     lines: list[dict[str, Any]] = []
     errors: list[str] = []
+    # Paid tickets go on sale once the organization's Stripe account can take charges; free ones always can.
+    takes_charges = any(t.price > 0 for t in types.values()) and (
+        selectors.connected_account_for_charges(tenant_id=event.tenant_id) is not None
+    )
     for type_id, quantity in wanted.items():
         ticket_type = types.get(type_id)
         hidden = ticket_type is None or (
@@ -88,6 +92,11 @@ def _checkout_lines(
             continue
         if not ticket_type.is_in_sales_window(at):
             errors.append(_("“%(name)s” is not on sale now.") % {"name": ticket_type.name})
+            continue
+        if ticket_type.price > 0 and not takes_charges:
+            errors.append(
+                _("“%(name)s” is not on sale yet: the organizer cannot take payments yet.") % {"name": ticket_type.name}
+            )
             continue
         if quantity > ticket_type.max_per_order:
             errors.append(

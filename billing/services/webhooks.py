@@ -10,7 +10,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from billing import payments
-from billing.models import Order, WebhookEvent
+from billing.models import ConnectedAccount, Order, WebhookEvent
+from billing.services.connect import CONNECT_WEBHOOK_HANDLERS
 from billing.services.orders import order_close, order_payment_record
 from billing.services.refunds import order_refunds_sync
 from eventsaas.tasks import TransientError, enqueue_on_commit
@@ -24,7 +25,19 @@ def webhook_receive(*, payload: bytes, signature: str) -> tuple[WebhookEvent, bo
     Raises stripe.SignatureVerificationError or ValueError for anything that is
     not a recent event signed with our secret; nothing is stored then.
     """
-    event = payments.event_verify(payload=payload, signature=signature)
+    return _webhook_store(payments.event_verify(payload=payload, signature=signature))
+
+
+def connect_webhook_receive(*, payload: bytes, signature: str) -> tuple[WebhookEvent, bool]:
+    """As webhook_receive, for the Connect endpoint: verified with the Connect secret only.
+
+    An event signed with the platform endpoint's secret is refused here, and a Connect event at the platform
+    endpoint, so neither endpoint can be fed the other's deliveries.
+    """
+    return _webhook_store(payments.connect_event_verify(payload=payload, signature=signature))
+
+
+def _webhook_store(event: dict[str, Any]) -> tuple[WebhookEvent, bool]:
     row, created = WebhookEvent.objects.get_or_create(
         stripe_event_id=event["id"],
         defaults={
@@ -124,6 +137,7 @@ def webhook_event_process(*, webhook_event: WebhookEvent) -> WebhookEvent:
         return webhook_event
     WebhookEvent.objects.filter(pk=webhook_event.pk).update(attempts=F("attempts") + 1)
     handler = WEBHOOK_HANDLERS.get(webhook_event.type)
+    account_handler = CONNECT_WEBHOOK_HANDLERS.get(webhook_event.type)
     obj = (webhook_event.payload.get("data") or {}).get("object") or {}
     try:
         # One transaction for speed, not correctness: on PostgreSQL one commit (one WAL flush)
@@ -131,14 +145,17 @@ def webhook_event_process(*, webhook_event: WebhookEvent) -> WebhookEvent:
         # compare-and-set and idempotent, so a delivery processed twice or cut short is still
         # right; Django's atomic() is a no-op on MongoDB, where each write stands alone as before.
         with transaction.atomic():
-            order = handler(obj) if handler else None
-            status = WebhookEvent.Status.PROCESSED if order is not None else WebhookEvent.Status.IGNORED
+            # Account events need the envelope (`account`, `created`), so their handlers take the whole event.
+            result: Order | ConnectedAccount | None = (
+                account_handler(event=webhook_event.payload) if account_handler else handler(obj) if handler else None
+            )
+            status = WebhookEvent.Status.PROCESSED if result is not None else WebhookEvent.Status.IGNORED
             WebhookEvent.objects.filter(pk=webhook_event.pk).exclude(status=status).update(
                 status=status,
                 processed_at=timezone.now(),
                 error="",
-                tenant_id=order.tenant_id if order is not None else None,
-                order_id=order.pk if order is not None else None,
+                tenant_id=result.tenant_id if result is not None else None,
+                order_id=result.pk if isinstance(result, Order) else None,
             )
     except Exception as exc:
         WebhookEvent.objects.filter(pk=webhook_event.pk).exclude(status=WebhookEvent.Status.PROCESSED).update(
@@ -169,4 +186,12 @@ def order_simulate_payment(*, order: Order, paid: bool = True) -> WebhookEvent:
     event_type = "checkout.session.completed" if paid else "checkout.session.expired"
     payload, signature = payments.simulated_payment_event(order=order, event_type=event_type)
     row, _created = webhook_receive(payload=payload, signature=signature)
+    return row  # processed by the task once the transaction commits
+
+
+def connect_simulate_onboarding(*, account: ConnectedAccount, completed: bool = True) -> WebhookEvent:
+    """Test-payment mode: finish (or not) a simulated onboarding through a signed account.updated and the
+    same Connect webhook path a real event takes."""
+    payload, signature = payments.simulated_account_event(account=account, charges_enabled=completed)
+    row, _created = connect_webhook_receive(payload=payload, signature=signature)
     return row  # processed by the task once the transaction commits

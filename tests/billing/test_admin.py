@@ -5,7 +5,7 @@ from django.contrib.admin.sites import site
 from django.urls import reverse
 
 from billing import services
-from billing.models import LedgerEntry, Order, Ticket, WebhookEvent
+from billing.models import ConnectedAccount, LedgerEntry, Order, Ticket, WebhookEvent
 from billing.services import CheckoutItem, CheckoutRequest
 from events.models import TicketType
 from eventsaas.models import AuditLog
@@ -260,3 +260,20 @@ def test_ticket_type_added_in_the_admin_goes_through_the_service(staff_client, g
     created = TicketType.objects.get(event=general.event, name="Balcony")
     assert (created.tenant_id, created.price) == (general.tenant_id, 1500)
     assert AuditLog.objects.filter(action="ticket_type.created", object_id=created.pk).exists()
+
+
+def test_connected_accounts_are_found_by_organization_or_account_id_and_read_only(staff_client, general):
+    account = ConnectedAccount.objects.get(tenant=general.tenant)
+    url = _admin_url(ConnectedAccount)
+    for query in (account.stripe_account_id, general.tenant.name, general.tenant.slug):
+        listed = staff_client.get(url, {"q": query})
+        assert listed.status_code == 200 and account.stripe_account_id in listed.content.decode()
+    assert account.stripe_account_id not in staff_client.get(url, {"q": "acct_nobody"}).content.decode()
+
+    page = staff_client.get(_admin_url(ConnectedAccount, "change", account.pk))
+    assert page.status_code == 200 and 'name="charges_enabled"' not in page.content.decode()
+    staff_client.post(_admin_url(ConnectedAccount, "change", account.pk), {"charges_enabled": ""})
+    assert staff_client.get(_admin_url(ConnectedAccount, "add")).status_code == 403
+    assert staff_client.post(_admin_url(ConnectedAccount, "delete", account.pk), {"post": "yes"}).status_code == 403
+    account.refresh_from_db()
+    assert account.charges_enabled

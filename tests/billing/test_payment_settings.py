@@ -1,5 +1,6 @@
 """Payment settings refuse unsafe combinations at start-up: test payments in production or next to Stripe keys,
-Stripe keys without the webhook secret, and order holds outside 1 minute to 23 hours."""
+Stripe keys without the webhook secrets (the platform's; in production the Connect endpoint's too), and order
+holds outside 1 minute to 23 hours."""
 
 import os
 import subprocess
@@ -15,7 +16,11 @@ PRODUCTION = {
     "ALLOWED_HOSTS": "events.example.com",
     "DEFAULT_FROM_EMAIL": "Events <invitations@events.example.com>",
 }
-STRIPE = {"STRIPE_SECRET_KEY": "sk_live_example", "STRIPE_WEBHOOK_SECRET": "whsec_example"}
+STRIPE = {
+    "STRIPE_SECRET_KEY": "sk_live_example",
+    "STRIPE_WEBHOOK_SECRET": "whsec_example",
+    "STRIPE_CONNECT_WEBHOOK_SECRET": "whsec_connect_example",
+}
 SCRIPT = "import eventsaas.settings as s; print(s.TEST_PAYMENTS, bool(s.STRIPE_SECRET_KEY), s.ORDER_HOLD_MINUTES)"
 
 
@@ -40,6 +45,17 @@ def refused(env: dict, complaint: str) -> None:
         (PRODUCTION, {"STRIPE_SECRET_KEY": "sk_live_example"}, "STRIPE_WEBHOOK_SECRET must be set"),
         ({}, {"STRIPE_SECRET_KEY": "sk_test_example"}, "STRIPE_WEBHOOK_SECRET must be set"),
         ({}, {**STRIPE, "TEST_PAYMENTS": "1"}, "TEST_PAYMENTS cannot be on while Stripe keys are configured"),
+        # Organizations' accounts are mirrored from Connect webhooks: production verifies them with their own secret.
+        (
+            PRODUCTION,
+            {"STRIPE_SECRET_KEY": "sk_live_example", "STRIPE_WEBHOOK_SECRET": "whsec_example"},
+            "STRIPE_CONNECT_WEBHOOK_SECRET must be set",
+        ),
+        (
+            PRODUCTION,
+            {**STRIPE, "STRIPE_CONNECT_WEBHOOK_SECRET": "whsec_example"},
+            "STRIPE_CONNECT_WEBHOOK_SECRET must differ from STRIPE_WEBHOOK_SECRET",
+        ),
         (PRODUCTION, {**STRIPE, "ORDER_HOLD_MINUTES": "0"}, "ORDER_HOLD_MINUTES must be between 1 and 1380"),
         ({}, {"ORDER_HOLD_MINUTES": "-5"}, "ORDER_HOLD_MINUTES must be between 1 and 1380"),
     ],

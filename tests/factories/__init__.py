@@ -3,6 +3,8 @@ import datetime as dt
 import factory
 from django.utils import timezone
 
+from billing.models import ConnectedAccount
+from billing.payments import TEST_ID_PREFIX
 from events.models import Event, TicketType
 from guests.codes import generate_code, search_key
 from guests.models import Guest
@@ -78,16 +80,47 @@ class GuestFactory(factory.django.DjangoModelFactory):
     )
 
 
+def connected_account_for(tenant, **fields) -> ConnectedAccount:
+    """The organization's Stripe account, simulated and able to take charges unless `fields` say otherwise."""
+    defaults = {
+        "stripe_account_id": f"acct_{TEST_ID_PREFIX}{tenant.pk.hex[:16]}",
+        "is_test": True,
+        "country": "ES",
+        "default_currency": "eur",
+        "details_submitted": True,
+        "charges_enabled": True,
+        "payouts_enabled": True,
+        **fields,
+    }
+    account, _created = ConnectedAccount.objects.get_or_create(tenant=tenant, defaults=defaults)
+    return account
+
+
 class TicketedEventFactory(EventFactory):
+    """A ticketed event whose organization can take charges (a simulated Stripe account), so its paid tickets
+    sell. `TicketedEventFactory(connected_account=False)` leaves the organization without one (gating tests)."""
+
+    class Meta:
+        skip_postgeneration_save = True
+
     kind = Event.Kind.TICKETED
     rsvp_deadline = None
     name = factory.Sequence(lambda n: f"Concert {n}")
     slug = factory.Sequence(lambda n: f"concert-{n}")
 
+    @factory.post_generation
+    def connected_account(obj, create, extracted, **kwargs):
+        if create and extracted is not False:
+            connected_account_for(obj.tenant)
+
 
 class TicketTypeFactory(factory.django.DjangoModelFactory):
+    """A ticket type; a paid one makes sure its organization can take charges (opt out with
+    `connected_account=False`, and give the event the same)."""
+
     class Meta:
         model = TicketType
+        skip_postgeneration_save = True
 
     event = factory.SubFactory(TicketedEventFactory)
     tenant = factory.SelfAttribute("event.tenant")
@@ -96,3 +129,8 @@ class TicketTypeFactory(factory.django.DjangoModelFactory):
     currency = "eur"
     capacity = 100
     max_per_order = 10
+
+    @factory.post_generation
+    def connected_account(obj, create, extracted, **kwargs):
+        if create and extracted is not False and obj.price > 0:
+            connected_account_for(obj.event.tenant)

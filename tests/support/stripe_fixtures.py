@@ -11,13 +11,15 @@ from tests.support.stripe_server import FakeStripe
 
 STRIPE_SECRET_KEY = "sk_test_fake"
 STRIPE_WEBHOOK_SECRET = "whsec_test_fake"
+STRIPE_CONNECT_WEBHOOK_SECRET = "whsec_test_fake_connect"
 
 
 @pytest.fixture
 def fake_stripe(settings):
-    """A running FakeStripe; settings.STRIPE_SECRET_KEY/STRIPE_WEBHOOK_SECRET/STRIPE_API_BASE point the app at it."""
+    """A running FakeStripe; settings.STRIPE_SECRET_KEY, both webhook secrets and STRIPE_API_BASE point at it."""
     with FakeStripe(api_key=STRIPE_SECRET_KEY) as fake:
         settings.STRIPE_SECRET_KEY = STRIPE_SECRET_KEY
         settings.STRIPE_WEBHOOK_SECRET = STRIPE_WEBHOOK_SECRET
+        settings.STRIPE_CONNECT_WEBHOOK_SECRET = STRIPE_CONNECT_WEBHOOK_SECRET
         settings.STRIPE_API_BASE = fake.base_url
         yield fake

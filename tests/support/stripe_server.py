@@ -23,6 +23,13 @@ to make the app's own retries (a re-submitted form, a Celery retry) idempotent. 
 request.headers["Stripe-Signature"], settings.STRIPE_WEBHOOK_SECRET)`` (or ``client.construct_event(...)``),
 tolerance 300 s, on the raw request body bytes.
 
+Connect (Express): POST /v1/accounts (type=express, capabilities, metadata), GET/POST /v1/accounts/{id}, POST
+/v1/account_links (type=account_onboarding: a one-time ``url``, ``expires_at`` 5 minutes ahead; the page itself is
+not served). An account starts with ``charges_enabled``/``payouts_enabled`` false and ``requirements.currently_due``
+listing what onboarding asks; the driver :meth:`FakeStripe.complete_onboarding` fills them in and returns
+``account.updated`` with ``account`` set, as Connect webhooks carry it; :meth:`FakeStripe.require_more` takes charges
+away again and :meth:`FakeStripe.deauthorize` returns ``account.application.deauthorized``.
+
 Emulated: POST/GET /v1/checkout/sessions, GET /v1/checkout/sessions/{id}[/line_items], POST
 /v1/checkout/sessions/{id}/expire, POST/GET /v1/refunds, GET /v1/refunds/{id}, GET /v1/payment_intents/{id},
 GET /v1/charges/{id}, ``expand``, Idempotency-Key (results are saved only once the endpoint ran: parameter
@@ -224,6 +231,43 @@ _REFUND_CREATE = {
     "expand": [None],
     "instructions_email": None,
 }
+_CAPABILITY = {"requested": None}
+_ACCOUNT_CREATE = {
+    "type": None,
+    "country": None,
+    "email": None,
+    "default_currency": None,
+    "business_type": None,
+    "capabilities": {"card_payments": _CAPABILITY, "transfers": _CAPABILITY},
+    "metadata": HASH,
+    "expand": [None],
+    # Accepted and ignored (they prefill what onboarding asks).
+    "business_profile": ANY,
+    "company": ANY,
+    "individual": ANY,
+    "settings": ANY,
+    "tos_acceptance": ANY,
+}
+_ACCOUNT_UPDATE = {"email": None, "metadata": HASH, "expand": [None], "business_profile": ANY, "settings": ANY}
+_ACCOUNT_LINK_CREATE = {
+    "account": None,
+    "type": None,
+    "refresh_url": None,
+    "return_url": None,
+    "collect": None,
+    "collection_options": ANY,
+    "expand": [None],
+}
+# What an Express account must give before it can take charges (requirements.currently_due until onboarding).
+ONBOARDING_REQUIREMENTS = [
+    "business_profile.url",
+    "business_type",
+    "external_account",
+    "representative.first_name",
+    "representative.last_name",
+    "tos_acceptance.date",
+    "tos_acceptance.ip",
+]
 _EXPAND_ONLY = {"expand": [None]}
 _LIST = {"limit": None, "starting_after": None, "ending_before": None, "expand": [None]}
 _SESSION_LIST = {**_LIST, "payment_intent": None, "status": None, "created": ANY}
@@ -395,6 +439,9 @@ class FakeStripe:
         self.payment_intents: dict[str, dict] = {}
         self.charges: dict[str, dict] = {}
         self.refunds: dict[str, dict] = {}
+        self.accounts: dict[str, dict] = {}
+        self.account_links: list[dict] = []
+        self.accounts_created = 0
         self.sessions_created = 0
         self.refunds_created = 0
         self._line_items: dict[str, list[dict]] = {}
@@ -586,6 +633,40 @@ class FakeStripe:
                 raise ValueError(f"{charge['id']} has no refund")
             return self._event("charge.refunded", charge)
 
+    def complete_onboarding(self, account_id: str, *, payouts: bool = True) -> dict:
+        """The organizer finishes onboarding: returns ``account.updated`` (charges on; payouts too unless
+        ``payouts=False``, which leaves ``external_account`` due)."""
+        with self._lock:
+            account = self._account_for_driver(account_id)
+            due = [] if payouts else ["external_account"]
+            account.update(details_submitted=True, charges_enabled=True, payouts_enabled=payouts)
+            account["requirements"].update(currently_due=due, eventually_due=due, past_due=[], disabled_reason=None)
+            for capability in account["capabilities"]:
+                account["capabilities"][capability] = "active"
+            return self._event("account.updated", account, account=account_id)
+
+    def require_more(self, account_id: str, *requirements: str) -> dict:
+        """Stripe asks for more (a verification document...): charges stop; returns ``account.updated``."""
+        with self._lock:
+            account = self._account_for_driver(account_id)
+            account.update(charges_enabled=False, payouts_enabled=False)
+            account["requirements"].update(
+                currently_due=list(requirements), past_due=list(requirements), disabled_reason="requirements.past_due"
+            )
+            return self._event("account.updated", account, account=account_id)
+
+    def deauthorize(self, account_id: str) -> dict:
+        """The organization disconnects the platform from its account: ``account.application.deauthorized``."""
+        with self._lock:
+            self._account_for_driver(account_id)
+            application = {"id": "ca_" + "fake" * 5, "object": "application", "name": "eventsaas (tests)"}
+            return self._event("account.application.deauthorized", application, account=account_id)
+
+    def _account_for_driver(self, account_id: str) -> dict:
+        if account_id not in self.accounts:
+            raise KeyError(f"FakeStripe: no account {account_id}")
+        return self.accounts[account_id]
+
     def session(self, session_id: str) -> dict:
         """A copy of the session as ``GET /v1/checkout/sessions/{id}`` would return it."""
         with self._lock:
@@ -666,10 +747,11 @@ class FakeStripe:
         charge["refunded"] = charge["amount_refunded"] >= charge["amount"]
         return refund
 
-    def _event(self, event_type: str, obj: dict) -> dict:
+    def _event(self, event_type: str, obj: dict, *, account: str | None = None) -> dict:
         event = {
             "id": _random_id("evt_"),
             "object": "event",
+            **({"account": account} if account else {}),
             "api_version": API_VERSION,
             "created": int(time.time()),
             "data": {"object": copy.deepcopy(obj)},
@@ -700,6 +782,10 @@ class FakeStripe:
         ("GET", re.compile(r"/v1/refunds/(?P<object_id>[^/]+)"), "_retrieve_refund"),
         ("GET", re.compile(r"/v1/payment_intents/(?P<object_id>[^/]+)"), "_retrieve_payment_intent"),
         ("GET", re.compile(r"/v1/charges/(?P<object_id>[^/]+)"), "_retrieve_charge"),
+        ("POST", re.compile(r"/v1/accounts"), "_create_account"),
+        ("GET", re.compile(r"/v1/accounts/(?P<object_id>[^/]+)"), "_retrieve_account"),
+        ("POST", re.compile(r"/v1/accounts/(?P<object_id>[^/]+)"), "_update_account"),
+        ("POST", re.compile(r"/v1/account_links"), "_create_account_link"),
     ]
 
     def _handle_api(
@@ -1171,6 +1257,125 @@ class FakeStripe:
         if object_id not in self.charges:
             raise _no_such("charge", object_id)
         return self._expand(self.charges[object_id], params)
+
+    def _create_account(self, params: dict) -> dict:
+        _check_params(params, _ACCOUNT_CREATE, [])
+        account_type = params.get("type")
+        if account_type is None:
+            raise _missing("type")
+        if account_type not in {"express", "standard", "custom"}:
+            raise _Error(
+                400, f"Invalid type: must be one of express, standard, or custom ({account_type}).", param="type"
+            )
+        if account_type != "express":
+            raise _Error(400, f"FakeStripe only emulates Express accounts, not {account_type!r}.", param="type")
+        capabilities = {}
+        for name, wanted in (params.get("capabilities") or {}).items():
+            if wanted.get("requested") not in {"true", "false"}:
+                raise _Error(400, "Invalid boolean", param=f"capabilities[{name}][requested]")
+            if wanted["requested"] == "true":
+                capabilities[name] = "inactive"
+        if "card_payments" in capabilities and "transfers" not in capabilities:
+            raise _Error(
+                400,
+                "Accounts with the card_payments capability must also request the transfers capability.",
+                param="capabilities",
+            )
+        country = (params.get("country") or "US").upper()
+        account = {
+            "id": _random_id("acct_", 16),
+            "object": "account",
+            "type": "express",
+            "business_profile": {"mcc": None, "name": None, "url": None},
+            "business_type": None,
+            "capabilities": capabilities,
+            "charges_enabled": False,
+            "country": country,
+            "created": int(time.time()),
+            "default_currency": (params.get("default_currency") or ("eur" if country != "US" else "usd")).lower(),
+            "details_submitted": False,
+            "email": params.get("email"),
+            "external_accounts": {
+                "object": "list",
+                "data": [],
+                "has_more": False,
+                "url": "/v1/accounts/x/external_accounts",
+            },
+            "metadata": _metadata(params.get("metadata")),
+            "payouts_enabled": False,
+            "requirements": {
+                "currently_due": list(ONBOARDING_REQUIREMENTS),
+                "eventually_due": list(ONBOARDING_REQUIREMENTS),
+                "past_due": [],
+                "pending_verification": [],
+                "current_deadline": None,
+                "disabled_reason": "requirements.past_due",
+                "errors": [],
+            },
+            "settings": {"payouts": {"schedule": {"interval": "daily", "delay_days": 7}}},
+            "tos_acceptance": {"date": None, "ip": None},
+        }
+        account["external_accounts"]["url"] = f"/v1/accounts/{account['id']}/external_accounts"
+        self.accounts[account["id"]] = account
+        self.accounts_created += 1
+        return self._expand(account, params)
+
+    def _retrieve_account(self, params: dict, object_id: str) -> dict:
+        _check_params(params, _EXPAND_ONLY, [])
+        if object_id not in self.accounts:
+            raise _Error(
+                403,
+                f"The provided key does not have access to account '{object_id}' (or that account does not exist). "
+                "Application access may have been revoked.",
+                type="invalid_request_error",
+                code="account_invalid",
+            )
+        return self._expand(self.accounts[object_id], params)
+
+    def _update_account(self, params: dict, object_id: str) -> dict:
+        _check_params(params, _ACCOUNT_UPDATE, [])
+        account = self.accounts.get(object_id)
+        if account is None:
+            raise _no_such("account", object_id)
+        if "email" in params:
+            account["email"] = params["email"]
+        if "metadata" in params:
+            account["metadata"] = {**account["metadata"], **_metadata(params["metadata"])}
+            account["metadata"] = {k: v for k, v in account["metadata"].items() if v != ""}
+        return self._expand(account, params)
+
+    def _create_account_link(self, params: dict) -> dict:
+        _check_params(params, _ACCOUNT_LINK_CREATE, [])
+        for required in ("account", "type"):
+            if not params.get(required):
+                raise _missing(required)
+        if params["account"] not in self.accounts:
+            raise _no_such("account", params["account"], "account")
+        if params["type"] not in {"account_onboarding", "account_update"}:
+            raise _Error(400, f"Invalid type: {params['type']}", param="type")
+        if params["type"] == "account_update":
+            raise _Error(
+                400, "You cannot create `account_update` type Account Links for Express accounts.", param="type"
+            )
+        _url(params.get("refresh_url"), "refresh_url")
+        _url(params.get("return_url"), "return_url")
+        token = _random_id("", 32)
+        link = {
+            "object": "account_link",
+            "created": int(time.time()),
+            "expires_at": int(time.time()) + 300,
+            "url": f"{self.base_url}/onboard/{token}",
+        }
+        self.account_links.append(
+            {
+                **link,
+                "account": params["account"],
+                "refresh_url": params.get("refresh_url"),
+                "return_url": params.get("return_url"),
+                "used": False,
+            }
+        )
+        return link
 
     # --- hosted payment page -----------------------------------------------------------------------------------------
 

@@ -14,6 +14,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import slugify
 
+from billing import payments
+from billing.models import ConnectedAccount
+from billing.services import connected_account_ensure, connected_account_sync
 from events.models import Event, TicketType
 from events.services import event_create, ticket_type_create
 from eventsaas.money import money_format
@@ -109,6 +112,7 @@ class Command(BaseCommand):
                 tenant, organizer
             )
             ticket_types = self._ticket_types(concert, organizer)
+            account = self._connected_account(tenant, organizer)
 
         guests = list(Guest.objects.for_event(event).order_by("last_name", "first_name"))
         logins = self._featured_logins(guests)
@@ -128,6 +132,19 @@ class Command(BaseCommand):
                     for t in ticket_types
                 ],
             },
+            # The organization's Stripe account (simulated in test-payment mode): paid tickets sell while it can
+            # take charges. None when payments are configured for real (onboard at the Payments page).
+            "connected_account": (
+                {
+                    "id": account.stripe_account_id,
+                    "simulated": account.is_test,
+                    "charges_enabled": account.charges_enabled,
+                    "payouts_enabled": account.payouts_enabled,
+                    "details_submitted": account.details_submitted,
+                }
+                if account is not None
+                else None
+            ),
             "featured_guests": logins,
             "guests": [
                 {
@@ -152,6 +169,20 @@ class Command(BaseCommand):
             )
         prices = ", ".join(f"{t.name} {money_format(t.price, t.currency)}" for t in ticket_types)
         self.stdout.write(f"  Ticket shop of “{concert.name}” ({prices}): {shop_url}")
+
+    def _connected_account(self, tenant, organizer) -> ConnectedAccount | None:
+        """In test-payment mode, a simulated Stripe account that finished onboarding: the demo sells paid tickets.
+
+        Its state comes from a signed simulated account.updated applied by the same mirror the Connect webhook
+        uses. With real Stripe keys nothing is simulated: the organizer onboards at the Payments page.
+        """
+        if payments.payment_mode() != "test":
+            return ConnectedAccount.objects.for_tenant(tenant).first()
+        account = connected_account_ensure(tenant=tenant, acting_user=organizer)
+        if account.is_test and not account.charges_enabled:
+            payload, _signature = payments.simulated_account_event(account=account)
+            account = connected_account_sync(event=json.loads(payload)) or account
+        return account
 
     def _user(self, email, password, **extra):
         user = User.objects.filter(email=email).first()
