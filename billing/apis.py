@@ -211,10 +211,24 @@ class CheckoutApi(APIView):
 
     class OutputSerializer(serializers.Serializer):
         order_id = serializers.UUIDField(source="pk")
-        checkout_url = serializers.URLField(help_text="Send the buyer here to pay: Stripe Checkout, or the test page")
-        expires_at = serializers.DateTimeField(help_text="The seats are held until then")
+        status = serializers.CharField(help_text="`pending` (send the buyer to pay) or `paid` (a free registration)")
+        checkout_url = serializers.SerializerMethodField(
+            help_text="Send the buyer here to pay: Stripe Checkout, or the test page; null for a free registration"
+        )
+        order_url = serializers.SerializerMethodField(
+            help_text="The buyer's order page (their tickets once paid); keep it private"
+        )
+        expires_at = serializers.DateTimeField(
+            help_text="The seats are held until then (pending orders)", allow_null=True
+        )
         total = serializers.IntegerField(help_text="In the currency's minor unit")
         currency = serializers.CharField()
+
+        def get_checkout_url(self, order: Order) -> str | None:
+            return order.checkout_url or None
+
+        def get_order_url(self, order: Order) -> str:
+            return settings.SITE_URL + services.order_page_path(order)
 
     @extend_schema(
         operation_id="checkout_start",
@@ -235,7 +249,9 @@ class CheckoutApi(APIView):
         },
         description=(
             "Public, no token. Reserves the seats at once and creates an order awaiting payment; send the buyer "
-            "to `checkout_url`. Unpaid orders give their seats back at `expires_at`."
+            "to `checkout_url`. Unpaid orders give their seats back at `expires_at`. An order whose total is 0 "
+            "(free tickets) is a registration: it is `paid` at once, in every payment mode, its tickets are "
+            "issued and emailed, and `checkout_url` is null."
         ),
         tags=["tickets"],
     )

@@ -1,10 +1,18 @@
-"""What billing adds to events' pages (registered from BillingConfig.ready(), see events.hooks)."""
+"""What billing adds to other apps' pages (registered from BillingConfig.ready()).
 
-from billing.selectors import sales_summary, waitlist_held_back_type_ids
+Events' dashboard gets the sales (events.hooks); the guest's page gets a ticket holder's tickets
+(guests.hooks, rendered by rsvp, which never imports billing).
+"""
+
+from billing.qr import qr_svg
+from billing.selectors import guest_tickets, sales_summary, waitlist_held_back_type_ids
+from billing.services import order_page_path
 from billing.services.waitlist import waitlist_seats_freed
 from events.hooks import register_dashboard_section, register_held_back, register_seats_freed
 from events.models import Event
 from eventsaas.money import money_format
+from guests.hooks import GuestPageSection, register_guest_page_section
+from guests.models import Guest
 
 
 def dashboard_sales(event: Event) -> dict:
@@ -25,7 +33,27 @@ def dashboard_sales(event: Event) -> dict:
     return {"sales": sales, "money": money}
 
 
+def guest_page_tickets(guest: Guest) -> GuestPageSection | None:
+    """A ticket holder's tickets on their guest page: type, seat, status, code and QR, and their order's page."""
+    if not guest.is_ticket_holder:
+        return None
+    tickets = guest_tickets(guest=guest)
+    rows = [
+        {
+            "ticket": ticket,
+            "qr": qr_svg(ticket.code) if ticket.is_valid else "",
+            "order_url": order_page_path(ticket.order),
+        }
+        for ticket in tickets
+    ]
+    return GuestPageSection(
+        template_name="billing/_guest_tickets.html",
+        context={"rows": rows, "valid_count": sum(1 for t in tickets if t.is_valid)},
+    )
+
+
 def register() -> None:
     register_dashboard_section(dashboard_sales)
+    register_guest_page_section(guest_page_tickets)
     register_seats_freed(waitlist_seats_freed)
     register_held_back(waitlist_held_back_type_ids)

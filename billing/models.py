@@ -18,6 +18,7 @@ from events.models import Event, TicketType
 from eventsaas.fields import MillisecondDateTimeField
 from eventsaas.models import TenantScopedQuerySet
 from guests.codes import CODE_ALPHABET
+from guests.models import Guest
 from tenants.models import Tenant
 
 
@@ -168,6 +169,11 @@ class Ticket(models.Model):
     seat = models.PositiveSmallIntegerField(_("seat in order"))
     code = models.CharField(_("code"), max_length=32, unique=True, default=new_ticket_code, editable=False)
     attendee_name = models.CharField(_("attendee"), max_length=200, blank=True)
+    # The guest of the event holding this ticket (the order's buyer, see billing.services.holders):
+    # set once when the ticket is issued. Kept if the organizer deletes that guest (then null).
+    guest = models.ForeignKey(
+        Guest, models.SET_NULL, verbose_name=_("guest"), null=True, blank=True, related_name="+", db_index=False
+    )
     price = models.PositiveIntegerField(_("price (in cents)"))
     currency = models.CharField(_("currency"), max_length=3)
     status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.VALID)
@@ -192,7 +198,11 @@ class Ticket(models.Model):
         ordering = ["order", "seat"]
         constraints = [models.UniqueConstraint(fields=["order", "seat"], name="ticket_unique_seat_per_order")]
         # Check-in looks tickets up by code (unique index); the dashboard counts by type.
-        indexes = [models.Index(fields=["tenant", "event", "ticket_type", "status"], name="ticket_event_type_status")]
+        indexes = [
+            models.Index(fields=["tenant", "event", "ticket_type", "status"], name="ticket_event_type_status"),
+            # A guest's tickets (their page) and the count of their valid ones (their answer).
+            models.Index(fields=["tenant", "event", "guest", "status"], name="ticket_event_guest_status"),
+        ]
 
     def __str__(self):
         return f"{self.ticket_type_id} #{self.seat} ({self.order_id})"

@@ -21,10 +21,12 @@ from django.utils.translation import gettext_lazy
 
 from billing.models import LedgerEntry, Order, Ticket, WaitlistEntry
 from billing.qr import qr_png
+from billing.selectors import order_holder
 from events.calendar import event_calendar, event_calendar_filename
 from eventsaas.dates import format_event_datetime
 from eventsaas.mail import EmailWithInlineImages, calendar_attachment, email_subject, send_once, sender_in_name_of
 from eventsaas.money import money_format
+from guests.notifications import rsvp_link
 from tenants.selectors import event_organizer_emails
 
 logger = logging.getLogger(__name__)
@@ -60,6 +62,7 @@ def _send(order: Order) -> None:
     tickets = list(Ticket.objects.filter(order_id=order.pk, status=Ticket.Status.VALID).select_related("ticket_type"))
     language = order.language or event.language
     order_url = settings.SITE_URL + order_page_path(order)
+    holder = order_holder(order=order)
     with translation.override(language), timezone.override(event.tzinfo):
         context = {
             "event": event,
@@ -67,6 +70,9 @@ def _send(order: Order) -> None:
             "tickets": tickets,
             "total": money_format(order.total, order.currency, locale=language),
             "order_url": order_url,
+            # The buyer is a guest of the event: their code and the page where they log in.
+            "holder": holder,
+            "guest_login_url": rsvp_link(holder) if holder is not None else "",
         }
         subject = email_subject(_("Your tickets for %(event)s"), event=event.name)
         text = render_to_string("emails/tickets.txt", context)

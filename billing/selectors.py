@@ -11,7 +11,36 @@ from django.db.models import Count, Q, QuerySet, Sum
 from billing.models import ATTENTION_STATUSES, ConnectedAccount, LedgerEntry, Order, Ticket, WaitlistEntry
 from events.models import Event, TicketType
 from eventsaas.models import AuditLog
+from guests.models import Guest
 from tenants.models import Tenant
+
+
+def order_holder_key(order: Order) -> str:
+    """The order's buyer as a guest of the event: guests' holder_key (billing.services.holders)."""
+    return f"order:{order.pk}"
+
+
+def order_holder(*, order: Order) -> Guest | None:
+    """The order's guest, once its tickets were issued (the buyer's order page and email show the code)."""
+    return Guest.objects.filter(
+        tenant_id=order.tenant_id, event_id=order.event_id, holder_key=order_holder_key(order)
+    ).first()
+
+
+def holder_valid_tickets(*, guest: Guest) -> int:
+    """How many people a ticket holder is coming as: their valid tickets."""
+    return Ticket.objects.filter(
+        tenant_id=guest.tenant_id, event_id=guest.event_id, guest_id=guest.pk, status=Ticket.Status.VALID
+    ).count()
+
+
+def guest_tickets(*, guest: Guest) -> list[Ticket]:
+    """A ticket holder's tickets (valid and void), in their orders' seat order, for their guest page."""
+    return list(
+        Ticket.objects.filter(tenant_id=guest.tenant_id, event_id=guest.event_id, guest_id=guest.pk)
+        .select_related("ticket_type", "order")
+        .order_by("created_at", "seat")
+    )
 
 
 def order_get(*, tenant: Tenant, order_id: uuid.UUID) -> Order | None:

@@ -26,6 +26,7 @@ from events.selectors import event_on_sale
 from eventsaas.forms import add_service_errors
 from eventsaas.i18n import visitor_language
 from eventsaas.money import money_format
+from guests.notifications import rsvp_link
 
 logger = logging.getLogger(__name__)
 
@@ -128,8 +129,9 @@ def _shop_checkout(request, event, language: str, form: ShopForm, access_code: s
     except ValidationError as exc:
         add_service_errors(form, exc)
         return _CheckoutAttempt(form, status=400)
-    # 303: the browser follows with a GET, so going back never sends the form twice.
-    response = HttpResponseRedirect(order.checkout_url)
+    # 303: the browser follows with a GET, so going back never sends the form twice. A free
+    # registration is complete already: straight to the order page with its tickets.
+    response = HttpResponseRedirect(order.checkout_url or services.order_page_path(order))
     response.status_code = 303
     return _CheckoutAttempt(form, redirect=response)
 
@@ -158,25 +160,37 @@ def _shop_page(request, event, language, *, waitlist_form: WaitlistJoinForm | No
         selectors.connected_account_for_charges(tenant_id=event.tenant_id) is None
     )
     for ticket_type in form.ticket_types:
-        ticket_type.awaiting_payments = awaiting_payments and ticket_type.price > 0
+        # With payments off only free types can be chosen (free registration needs no payment).
+        ticket_type.awaiting_payments = (awaiting_payments or mode == "off") and ticket_type.price > 0
     for ticket_type in form.ticket_types:
         # A join with errors shows them (and what was typed) under its own type.
         mine = waitlist_form is not None and waitlist_form.data.get("ticket_type") == str(ticket_type.pk)
         ticket_type.waitlist_form = waitlist_form if mine else None
     hidden_unlocked = any(t.access_code for t in form.ticket_types)
+    # Free tickets need no payment: they are open in every payment mode, "off" included.
+    free_only = bool(form.ticket_types) and all(not t.price for t in form.ticket_types)
+    any_free = any(not t.price and not t.is_sold_out for t in form.ticket_types)
+    if mode == "off" and not attempt.unavailable and not free_only:
+        attempt.unavailable = (
+            _("Paid tickets are not on sale yet: payments are not configured.")
+            if any_free
+            else _("Ticket sales are not open yet.")
+        )
     context = {
         "event": event,
         "form": form,
         "payment_mode": mode,
         "sold_out": attempt.sold_out,
-        # Off: no way to pay, so no form. A provider failure keeps the form, to try again.
-        "sales_closed": mode == "off",
-        "unavailable": attempt.unavailable or (_("Ticket sales are not open yet.") if mode == "off" else ""),
+        # Off: no way to pay, so no form unless some tickets are free. A provider failure keeps the form.
+        "sales_closed": mode == "off" and not any_free,
+        "unavailable": attempt.unavailable,
+        "free_only": free_only,
         "access_code": access_code,
         "hidden_unlocked": hidden_unlocked,
         "code_rejected": bool(access_code) and not hidden_unlocked,
         "any_available": any(not t.is_sold_out and not t.awaiting_payments for t in form.ticket_types),
-        "awaiting_payments": awaiting_payments,
+        # With payments off the notice above the form says why paid types wait (`unavailable`).
+        "awaiting_payments": awaiting_payments and mode != "off",
         "hold_minutes": settings.ORDER_HOLD_MINUTES,
         "waitlist_form": waitlist_form,
         "waitlist_hold_minutes": settings.WAITLIST_OFFER_HOLD_MINUTES,
@@ -323,6 +337,7 @@ def order_lines(order) -> list[dict]:
 def order_page(request, order):
     """The buyer's order: summary, status in words and, once paid, the tickets with their QR codes."""
     tickets = selectors.order_tickets(order=order)
+    holder = selectors.order_holder(order=order)
     # After paying, the webhook may still be on its way: refresh until it lands or the order's hold ends.
     waiting = (
         order.status == order.Status.PENDING
@@ -341,6 +356,9 @@ def order_page(request, order):
             "refunded": money_format(order.refunded_amount, order.currency),
             "waiting": waiting,
             "cancel_url": services.order_cancel_path(order),
+            # The buyer is a guest of the event once the tickets are issued (billing.services.holders).
+            "holder": holder,
+            "guest_login_url": rsvp_link(holder) if holder else "",
         },
     )
     if waiting:

@@ -45,6 +45,8 @@ class Guest(models.Model):
         SELF = "self", _("the guest")
         HOUSEHOLD = "household", _("another member of the household")
         ORGANIZER = "organizer", _("an organizer")
+        # A ticket holder's answer follows their valid tickets (billing issues, refunds and voids them).
+        TICKETS = "tickets", _("their tickets")
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # No single-column index: every guest index leads with tenant.
@@ -59,6 +61,10 @@ class Guest(models.Model):
     # The organizer's own id for this guest (a spreadsheet's or another system's): a re-import
     # matches on it. Unique per event when set (see Meta.constraints).
     external_id = models.CharField(_("external id"), max_length=100, blank=True)
+    # Set for a ticket holder: the key of what made them a guest (billing's order, "order:<id>").
+    # Unique per event (see Meta.constraints), so a retried or concurrent issue finds, never
+    # duplicates, the guest; their answer follows their valid tickets (guest_tickets_follow).
+    holder_key = models.CharField(_("ticket holder key"), max_length=100, blank=True, editable=False)
     expected_guests = models.PositiveSmallIntegerField(
         _("expected guests"),
         default=1,
@@ -107,6 +113,12 @@ class Guest(models.Model):
                 condition=Q(external_id__gt=""),
                 name="guest_unique_external_id_per_event",
             ),
+            # One guest per ticket holder: the compare of ticket issue's get-or-create.
+            models.UniqueConstraint(
+                fields=["tenant", "event", "holder_key"],
+                condition=Q(holder_key__gt=""),
+                name="guest_unique_holder_key_per_event",
+            ),
         ]
         # Each index serves one real query; code lookups use the unique index on code.
         indexes = [
@@ -138,6 +150,11 @@ class Guest(models.Model):
     @property
     def full_name(self) -> str:
         return f"{self.first_name} {self.last_name}".strip()
+
+    @property
+    def is_ticket_holder(self) -> bool:
+        """A guest made by buying or registering: the answer follows the valid tickets, not the RSVP form."""
+        return bool(self.holder_key)
 
     @property
     def has_answered(self) -> bool:

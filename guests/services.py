@@ -339,6 +339,108 @@ def guest_admin_save(*, guest: Guest, changed_fields: list[str], acting_user: Ac
     return guest
 
 
+# --- ticket holders -------------------------------------------------------------------------------
+
+HOLDER_ATTEMPTS = 10
+
+
+def _holder_names(full_name: str) -> tuple[str, str]:
+    """A buyer's name as (first, last): "Ana María López" -> ("Ana María", "López"); one word is both.
+
+    The last name is what the ticket holder types to log in, so it is never empty.
+    """
+    words = full_name.split()
+    if not words:
+        return "-", "-"
+    if len(words) == 1:
+        return words[0][:100], words[0][:100]
+    return " ".join(words[:-1])[:100], words[-1][:100]
+
+
+def guest_ticket_holder_get_or_create(*, event: Event, holder_key: str, full_name: str, email: str) -> Guest:
+    """The event's guest for one ticket holder (billing's order), created once with a personal code.
+
+    Exactly once under retries and concurrent deliveries: the unique (tenant, event,
+    holder_key) constraint lets one insert win; a loser reads the winner's row. No
+    transaction is needed. The guest starts pending with no people; the tickets make
+    them coming (guest_tickets_follow).
+    """
+    if not holder_key:
+        raise ValueError("A ticket holder needs a key.")
+    existing = Guest.objects.for_event(event).filter(holder_key=holder_key).first()
+    if existing is not None:
+        return existing
+    first_name, last_name = _holder_names(full_name)
+    guest = Guest(
+        tenant_id=event.tenant_id, event=event, first_name=first_name, last_name=last_name, holder_key=holder_key
+    )
+    guest.email = email if len(email) <= 254 else ""
+    try:
+        _save_with_fresh_code(guest)
+    except IntegrityError:
+        winner = Guest.objects.for_event(event).filter(holder_key=holder_key).first()
+        if winner is None:
+            raise
+        return winner
+    audit_log_record(
+        action="guest.created",
+        tenant_id=event.tenant_id,
+        event_id=event.pk,
+        object_id=guest.pk,
+        data={"via": "tickets", "holder": holder_key},
+    )
+    return guest
+
+
+def guest_tickets_follow(*, guest: Guest, valid_tickets: Callable[[], int], reason: str) -> Guest:
+    """Make a ticket holder's answer match their valid tickets: coming for n >= 1 people, else declined.
+
+    `valid_tickets()` counts them now (billing's selector). Each write is a
+    compare-and-set on the answer as read; the count is taken again after every
+    read, so when two voids of one holder race, whichever writes last re-reads and
+    corrects a count the other made stale. Idempotent: nothing is written when the
+    answer already matches. The organizer sees the reason (`reason`: "issued",
+    "refunded", "voided") in the answer's history; `answered_by_kind` is "tickets".
+    """
+    for _attempt in range(HOLDER_ATTEMPTS):
+        current = Guest.objects.filter(pk=guest.pk).first()
+        if current is None:
+            return guest
+        count = valid_tickets()
+        status = Guest.Status.COMING if count >= 1 else Guest.Status.DECLINED
+        expected = max(count, 1) if count else current.expected_guests
+        if current.status == status and current.num_guests == count and current.expected_guests == expected:
+            return current
+        now = timezone.now()
+        if not Guest.objects.filter(pk=current.pk, status=current.status, num_guests=current.num_guests).update(
+            status=status,
+            num_guests=count,
+            expected_guests=expected,
+            answered_by_kind=Guest.AnsweredBy.TICKETS,
+            answered_by_guest_id=None,
+            answered_by_user_id=None,
+            rsvp_at=now,
+        ):
+            continue
+        if current.status != status or current.num_guests != count:
+            audit_log_record(
+                action="rsvp.coming" if status == Guest.Status.COMING else "rsvp.declined",
+                tenant_id=current.tenant_id,
+                event_id=current.event_id,
+                object_id=current.pk,
+                data={
+                    "answered_by": Guest.AnsweredBy.TICKETS,
+                    "status": status,
+                    "num_guests": count,
+                    "previous_status": current.status,
+                    "previous_num_guests": current.num_guests,
+                    "via": "tickets",
+                    "reason": reason,
+                },
+            )
+    return Guest.objects.filter(pk=guest.pk).first() or guest
+
+
 # --- answers -------------------------------------------------------------------------------------
 
 

@@ -452,6 +452,8 @@ def _writes(plan: AnswerPlan, *, by_organizer: bool) -> list[AnswerWrite]:
     writes = []
     for proposal in plan.proposals:
         member = proposal.member
+        if member.is_ticket_holder:
+            continue  # their answer follows their tickets (guests.services.guest_tickets_follow)
         # The person answering always answered (their time and name are stamped); others only when changed.
         answered = proposal.answer_changes or (member == answerer and not by_organizer)
         if by_organizer:
@@ -474,6 +476,14 @@ def _writes(plan: AnswerPlan, *, by_organizer: bool) -> list[AnswerWrite]:
     return writes
 
 
+def ticket_holder_guard(guest: Guest) -> None:
+    """A ticket holder's answer follows their tickets: they (or an organizer) change it by a refund, not a form."""
+    if guest.is_ticket_holder:
+        raise ValidationError(
+            _("This answer follows the tickets: it changes when tickets are refunded or voided, not here.")
+        )
+
+
 def rsvp_guard(event: Event, now: datetime | None = None) -> None:
     """Raise RsvpNotOpen for an event not published yet, RsvpClosed when answers are closed."""
     if event.status == Event.Status.DRAFT:
@@ -493,6 +503,7 @@ def rsvp_submit(*, guest: Guest, answer: HouseholdAnswer, now: datetime | None =
     now = now or timezone.now()
     event = guest.event
     rsvp_guard(event, now)
+    ticket_holder_guard(guest)
     household = household_for(guest=guest)
     plan = _plan(household=household, answer=answer, event=event, by_organizer=False)
     try:
@@ -521,6 +532,7 @@ def rsvp_record(
     event = guest.event
     if event.is_archived:
         raise ValidationError(_("This event is archived: its answers can no longer change."))
+    ticket_holder_guard(guest)
     household = household_for(guest=guest)
     plan = _plan(household=household, answer=answer, event=event, by_organizer=True)
     try:
@@ -565,6 +577,7 @@ def change_request_create(
         raise ChangeRequestNotNeeded() from None
     else:
         raise ChangeRequestNotNeeded()
+    ticket_holder_guard(guest)
     message = (message or "").strip()
     if len(message) > ChangeRequest.MESSAGE_MAX_LENGTH:
         raise ValidationError({"message": _("At most %(max)s characters.") % {"max": ChangeRequest.MESSAGE_MAX_LENGTH}})

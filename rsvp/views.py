@@ -16,6 +16,7 @@ from events.calendar import event_calendar, event_calendar_filename, google_cale
 from eventsaas.i18n import visitor_language
 from eventsaas.logs import log_context
 from guests.activity import track_activity
+from guests.hooks import guest_page_sections
 from guests.models import Guest, GuestActivity
 from guests.notifications import rsvp_login_url
 from rsvp import selectors, services
@@ -173,6 +174,8 @@ def _page_context(guest, household, formset, confirmation, state, message_form=N
         "message_form": message_form,
         "change_request": selectors.change_request_latest(guest=guest),
         "google_calendar_url": google_calendar_url(event=event, link=rsvp_login_url()),
+        # What other apps show this guest (a ticket holder's tickets, from billing).
+        "sections": guest_page_sections(household.guest),
     }
 
 

@@ -39,7 +39,8 @@ def test_seed_demo_is_idempotent_and_prints_the_same_logins():
         Guest.objects.count(),
         TicketType.objects.count(),
     ) == counts
-    assert (counts[2], counts[4]) == (2, 2)  # the party and the concert; the concert's two ticket types
+    # the party, the concert and the free meetup; the concert's two ticket types and the meetup's free one
+    assert (counts[2], counts[4]) == (3, 3)
     assert first == second
     assert 45 <= len(first["guests"]) <= 55
     assert Guest.objects.exclude(group_id=None).count() > len(first["guests"]) // 2  # mostly households
@@ -130,6 +131,24 @@ def test_no_two_members_of_a_household_share_a_first_name():
 
     assert households and all(len(names) == len(set(names)) for names in households.values())
     assert {"Pérez", "Álvarez", "O'Brien"} <= {g["last_name"] for g in guests}  # accents and apostrophes to search
+
+
+@pytest.mark.django_db
+def test_the_free_event_registers_without_any_payment_mode(client, settings, mailoutbox):
+    settings.TEST_PAYMENTS, settings.STRIPE_SECRET_KEY = False, ""  # production without Stripe keys
+    event = Event.objects.get(pk=seed_json()["free_event_id"])
+    (free,) = TicketType.objects.filter(event=event)
+    assert (event.kind, event.is_on_sale, free.price) == (Event.Kind.TICKETED, True, 0)
+
+    shown = client.get(f"/e/{event.pk}/")
+    registered = client.post(
+        f"/e/{event.pk}/",
+        {"buyer_name": "Ana García", "buyer_email": "ana@example.com", f"qty_{free.pk}": "1", "code": ""},
+    )
+
+    assert shown.status_code == 200 and 'data-testid="register"' in shown.content.decode()
+    assert registered.status_code == 303
+    assert Guest.objects.filter(event=event, last_name="García").count() == 1
 
 
 @pytest.mark.django_db

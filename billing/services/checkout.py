@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 
 from billing import payments, selectors
 from billing.models import Order, WaitlistEntry
-from billing.services.orders import order_close
+from billing.services.orders import order_close, order_free_complete
 from billing.services.seats import order_lines_reserve
 from billing.services.waitlist import waitlist_claim, waitlist_claim_undo, waitlist_has_waiting
 from events import services as events_services
@@ -189,10 +189,11 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
     if not event.is_on_sale or not event.tenant.is_verified:
         raise ValidationError({"items": _("Tickets for this event are not on sale.")})
     mode = payments.payment_mode()
-    if mode == "off":
-        raise PaymentsUnavailable(_("Ticket sales are not open yet: payments are not configured."))
     now = timezone.now()
     lines, attendees = _checkout_lines(event=event, request=request, at=now)
+    total = sum(line["quantity"] * line["unit_price"] for line in lines)
+    if mode == "off" and total:
+        raise PaymentsUnavailable(_("Ticket sales are not open yet: payments are not configured."))
     buyer = _buyer_clean(request)
     answers = events_services.event_answers_clean(event=event, answers=request.answers)
 
@@ -221,8 +222,7 @@ def checkout_start_from_offer(
     event = entry.event
     if not event.is_on_sale or not event.tenant.is_verified:
         raise ValidationError({"items": _("Tickets for this event are not on sale.")})
-    mode = payments.payment_mode()
-    if mode == "off":
+    if payments.payment_mode() == "off" and entry.ticket_type.price:
         raise PaymentsUnavailable(_("Ticket sales are not open yet: payments are not configured."))
     now = timezone.now()
     if entry.status != WaitlistEntry.Status.OFFERED or not entry.offer_expires_at or entry.offer_expires_at <= now:
@@ -260,6 +260,7 @@ def _order_build(
 ) -> Order:
     """The unsaved pending order for lines whose seats are reserved."""
     hold = timedelta(minutes=settings.ORDER_HOLD_MINUTES)
+    total = sum(line["quantity"] * line["unit_price"] for line in lines)
     return Order(
         tenant_id=event.tenant_id,
         event_id=event.pk,
@@ -269,9 +270,10 @@ def _order_build(
         attendees=attendees,
         dietary=request.dietary.strip()[:2000],
         answers=answers,
-        total=sum(line["quantity"] * line["unit_price"] for line in lines),
+        total=total,
         currency=lines[0]["currency"],
-        is_test=payments.payment_mode() == "test",
+        # A free registration takes no payment, real or test.
+        is_test=payments.payment_mode() == "test" and total > 0,
         language=request.language,
         created_at=at,
         expires_at=at + hold,
@@ -279,7 +281,9 @@ def _order_build(
 
 
 def _order_open(*, order: Order, event: Event, lines: list[dict[str, Any]], success_url: str, cancel_url: str) -> Order:
-    """Store the order and its Checkout Session (the seats are reserved already); see checkout_start."""
+    """Store the order and its Checkout Session, or complete a free one (the seats are reserved already)."""
+    if not order.total:
+        return _order_register_free(order=order, lines=lines)
     session_id, url = _order_store_with_session(
         order=order, event=event, lines=lines, success_url=success_url, cancel_url=cancel_url
     )
@@ -296,6 +300,30 @@ def _order_open(*, order: Order, event: Event, lines: list[dict[str, Any]], succ
             data={"total": order.total, "currency": order.currency, "quantity": order.quantity, "test": order.is_test},
         )
     return order
+
+
+def _order_register_free(*, order: Order, lines: list[dict[str, Any]]) -> Order:
+    """A free order (total 0): stored pending with its seats held, then paid at once, without Stripe.
+
+    The same arrows as a paid order: the reserve above capped it (one compare-and-set
+    per type), and order_free_complete's pending -> paid sells the held seats, issues
+    the tickets (the buyer becomes a guest) and emails them. Should this process stop
+    in between, the pending order expires with the sweep and gives its seats back.
+    """
+    try:
+        order.save(force_insert=True)
+    except Exception:
+        for line in lines:
+            events_services.seats_release(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+        raise
+    audit_log_record(
+        action="order.created",
+        tenant_id=order.tenant_id,
+        event_id=order.event_id,
+        object_id=order.pk,
+        data={"total": 0, "currency": order.currency, "quantity": order.quantity, "free": True},
+    )
+    return order_free_complete(order=order)
 
 
 def _absolute(path: str) -> str:

@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 from billing import payments
 from billing.models import LedgerEntry, Order, Ticket
 from billing.notifications import CLOSING_REASONS_EMAILED
+from billing.services.holders import order_holder_link
 from billing.services.ledger import ledger_book, order_amounts_sync
 from billing.services.refunds import refunds_apply
 from billing.services.seats import order_lines_reserve
@@ -118,6 +119,34 @@ def order_payment_record(*, order: Order, payment_intent_id: str, amount: int, c
     return order
 
 
+def order_free_complete(*, order: Order) -> Order:
+    """pending -> paid for an order whose total is 0: nothing to capture, so no ledger entry.
+
+    Whoever wins the compare-and-set sells the held seats; issuing the tickets (and
+    the holder's guest) and the confirmation email are idempotent, so a second call
+    only repeats harmless work.
+    """
+    if order.total:
+        raise ValueError("Only a free order completes without a payment.")
+    if Order.objects.filter(pk=order.pk, status=Order.Status.PENDING).update(
+        status=Order.Status.PAID, paid_at=timezone.now()
+    ):
+        for line in order.lines:
+            events_services.seats_sell_reserved(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+        audit_log_record(
+            action="order.paid",
+            tenant_id=order.tenant_id,
+            event_id=order.event_id,
+            object_id=order.pk,
+            data={"late": False, "total": 0, "currency": order.currency, "free": True},
+        )
+    order.refresh_from_db()
+    if order.is_paid:
+        tickets_issue(order=order)
+        enqueue_on_commit(_confirmation_task(), order_id=str(order.pk))
+    return order
+
+
 def _mismatch_flag(order: Order, *, amount: int, currency: str) -> None:
     """Not silently accepted: the organizer sees the order and decides (refund it, or accept it).
 
@@ -207,7 +236,10 @@ def _closed_notify_task() -> Task[..., Any]:
 
 
 def tickets_issue(*, order: Order) -> list[Ticket]:
-    """One ticket per seat of a paid order; creating the missing ones only, so calling it again is harmless."""
+    """One ticket per seat of a paid order; creating the missing ones only, so calling it again is harmless.
+
+    The buyer becomes the order's guest of the event, once, holding every ticket (billing.services.holders).
+    """
     existing = {t.seat: t for t in Ticket.objects.filter(order_id=order.pk)}
     prices = {line["ticket_type"]: line["unit_price"] for line in order.lines}
     missing = [
@@ -242,6 +274,7 @@ def tickets_issue(*, order: Order) -> list[Ticket]:
                         ticket.save(force_insert=True)
                 except IntegrityError:
                     pass
+    order_holder_link(order=order)
     return list(Ticket.objects.filter(order_id=order.pk).order_by("seat"))
 
 

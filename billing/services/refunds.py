@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 
 from billing import payments
 from billing.models import LedgerEntry, Order, Ticket
+from billing.services.holders import holder_follow
 from billing.services.ledger import ledger_book, order_amounts_sync
 from billing.services.waitlist import waitlist_seats_freed
 from events import services as events_services
@@ -136,12 +137,15 @@ def _tickets_void_for_refund(order: Order, *, full: bool) -> None:
             continue
         if not full and covered + ticket.price > order.refunded_amount:
             break
-        if ticket_void(ticket=ticket):
+        if ticket_void(ticket=ticket, reason="refunded"):
             covered += ticket.price
 
 
-def ticket_void(*, ticket: Ticket, acting_user: ActingUser = None) -> bool:
-    """valid -> void, once; the seat goes back on sale."""
+def ticket_void(*, ticket: Ticket, acting_user: ActingUser = None, reason: str = "voided") -> bool:
+    """valid -> void, once; the seat goes back on sale and the holder's answer counts one person fewer.
+
+    `reason` ("voided", "refunded") is what the organizer reads in the guest's answer history.
+    """
     if not Ticket.objects.filter(pk=ticket.pk, status=Ticket.Status.VALID).update(
         status=Ticket.Status.VOID, voided_at=timezone.now()
     ):
@@ -156,4 +160,7 @@ def ticket_void(*, ticket: Ticket, acting_user: ActingUser = None) -> bool:
         actor_user=acting_user,
         object_id=ticket.pk,
     )
+    guest_id = Ticket.objects.filter(pk=ticket.pk).values_list("guest_id", flat=True).first()
+    if guest_id is not None:
+        holder_follow(guest_id=guest_id, reason=reason)
     return True

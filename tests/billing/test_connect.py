@@ -276,7 +276,8 @@ def test_paid_tickets_wait_for_the_account_free_ones_sell_and_the_update_opens_s
     assert seats(paid) == (0, 0) and seats(free) == (0, 0) and not Order.objects.exists()
 
     free_order = buy(event, (free, 2))
-    assert free_order.total == 0 and seats(free) == (0, 2)
+    # A free order is a registration (holders): paid and sold at once.
+    assert free_order.total == 0 and free_order.status == Order.Status.PAID and seats(free) == (2, 0)
 
     account = services.connected_account_ensure(tenant=tenant, acting_user=owner)
     with pytest.raises(ValidationError):

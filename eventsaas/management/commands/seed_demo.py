@@ -36,6 +36,9 @@ EVENT_SLUG = "summer-party"
 TICKETED_EVENT_SLUG = "demo-concert"
 # (name, price in cents, capacity): a roomy type and one that sells out quickly in a demo.
 TICKET_TYPES = [("General", 2500, 200), ("Front row", 6000, 5)]
+# Free registration (issue #17): a ticketed event whose one type costs nothing, open in every payment mode.
+FREE_EVENT_SLUG = "demo-meetup"
+FREE_TICKET_TYPE = ("Free entry", 0, 50)
 
 FIRST_NAMES = [
     "Ana",
@@ -113,6 +116,7 @@ class Command(BaseCommand):
             )
             ticket_types = self._ticket_types(concert, organizer)
             account = self._connected_account(tenant, organizer)
+            free_event = self._free_event(tenant, organizer)
 
         guests = list(Guest.objects.for_event(event).order_by("last_name", "first_name"))
         logins = self._featured_logins(guests)
@@ -145,6 +149,7 @@ class Command(BaseCommand):
                 if account is not None
                 else None
             ),
+            "free_event_id": str(free_event.pk),
             "featured_guests": logins,
             "guests": [
                 {
@@ -169,6 +174,8 @@ class Command(BaseCommand):
             )
         prices = ", ".join(f"{t.name} {money_format(t.price, t.currency)}" for t in ticket_types)
         self.stdout.write(f"  Ticket shop of “{concert.name}” ({prices}): {shop_url}")
+        free_url = url + reverse("billing:shop", kwargs={"event_id": free_event.pk})
+        self.stdout.write(f"  Free registration for “{free_event.name}”: {free_url}")
 
     def _connected_account(self, tenant, organizer) -> ConnectedAccount | None:
         """In test-payment mode, a simulated Stripe account that finished onboarding: the demo sells paid tickets.
@@ -258,6 +265,42 @@ class Command(BaseCommand):
                     position=position,
                 )
         return [existing[name] for name, _price, _capacity in TICKET_TYPES]
+
+    def _free_event(self, tenant, organizer) -> Event:
+        """A published ticketed event with one free ticket type: registration without any payment."""
+        event = Event.objects.for_tenant(tenant).filter(slug=FREE_EVENT_SLUG).first()
+        if event is None:
+            madrid = zoneinfo.ZoneInfo("Europe/Madrid")
+            starts_at = (timezone.now().astimezone(madrid) + timedelta(days=14)).replace(
+                hour=18, minute=30, second=0, microsecond=0
+            )
+            event = event_create(
+                tenant=tenant,
+                acting_user=organizer,
+                kind=Event.Kind.TICKETED,
+                name="Demo Meetup",
+                slug=FREE_EVENT_SLUG,
+                description="An open evening of short talks. Free, but please register.",
+                status=Event.Status.PUBLISHED,
+                starts_at=starts_at,
+                ends_at=starts_at + timedelta(hours=2),
+                timezone="Europe/Madrid",
+                location="Biblioteca Central, Madrid",
+                language="en",
+            )
+        name, price, capacity = FREE_TICKET_TYPE
+        if not TicketType.objects.for_tenant(tenant).filter(event_id=event.pk, name=name).exists():
+            ticket_type_create(
+                event=event,
+                acting_user=organizer,
+                name=name,
+                price=price,
+                currency="eur",
+                capacity=capacity,
+                max_per_order=4,
+                position=0,
+            )
+        return event
 
     def _guests(self, event, organizer):
         rng = random.Random(2026)

@@ -10,7 +10,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('billing', '0006_connectedaccount_deauthorized_at'),
+        ('billing', '0007_ticket_guest'),
         ('events', '0004_dates_between_1900_and_2200'),
         ('tenants', '0008_connect_and_platform_fee'),
     ]

@@ -1,0 +1,40 @@
+"""Ticket holders are guests: each order's buyer becomes one guest of the event, whose answer follows the tickets.
+
+One guest per order (not per email address): the buyer's order page shows the guest code to
+whoever holds the order's link, and an email address is only what the buyer typed, so linking
+two orders by it would show one buyer another's tickets. The guest is created once, under
+retries and concurrent deliveries, by guests' unique (tenant, event, holder_key) constraint; every
+ticket of the order points at it (`Ticket.guest`), and the guest is coming for as many people as
+it has valid tickets, declined when none is left (docs/payments.md, "Ticket holders are guests").
+"""
+
+import uuid
+
+from billing.models import Order, Ticket
+from billing.selectors import holder_valid_tickets, order_holder_key
+from guests import services as guests_services
+from guests.models import Guest
+
+
+def holder_follow(*, guest_id: uuid.UUID, reason: str) -> Guest | None:
+    """The guest's answer made to match their valid tickets now (idempotent)."""
+    guest = Guest.objects.filter(pk=guest_id).first()
+    if guest is None:
+        return None
+    return guests_services.guest_tickets_follow(
+        guest=guest, valid_tickets=lambda: holder_valid_tickets(guest=guest), reason=reason
+    )
+
+
+def order_holder_link(*, order: Order) -> Guest | None:
+    """The order's guest, created once, linked to each of the order's tickets, coming for the valid ones.
+
+    Called by tickets_issue after every issue (retries included), so it is safe any number of times.
+    """
+    if not Ticket.objects.filter(order_id=order.pk).exists():
+        return None
+    guest = guests_services.guest_ticket_holder_get_or_create(
+        event=order.event, holder_key=order_holder_key(order), full_name=order.buyer_name, email=order.buyer_email
+    )
+    Ticket.objects.filter(order_id=order.pk, guest__isnull=True).update(guest=guest)
+    return holder_follow(guest_id=guest.pk, reason="issued")
