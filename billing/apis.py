@@ -79,6 +79,9 @@ class OrderSerializer(serializers.Serializer):
     paid_amount = serializers.IntegerField(help_text="Captured by the payment provider")
     refunded_amount = serializers.IntegerField()
     refundable_amount = serializers.IntegerField()
+    application_fee = serializers.IntegerField(
+        help_text="The platform's fee on this order, fixed at checkout (0 without a connected account)"
+    )
     is_test = serializers.BooleanField(help_text="Paid in the local test-payment mode: no real money")
     created_at = serializers.DateTimeField()
     expires_at = serializers.DateTimeField(help_text="When an unpaid order gives its seats back")
@@ -119,6 +122,10 @@ class LedgerEntrySerializer(serializers.Serializer):
     id = serializers.UUIDField()
     kind = serializers.ChoiceField(choices=LedgerEntry.Kind.choices)
     amount = serializers.IntegerField(help_text="Always positive; `kind` says which way the money went")
+    fee = serializers.IntegerField(
+        help_text="The platform's fee taken with a payment, or the part of it given back with a refund"
+    )
+    net = serializers.IntegerField(help_text="amount - fee: what the organization received, or what a refund took back")
     currency = serializers.CharField()
     stripe_object_id = serializers.CharField(help_text="The payment or refund at Stripe (test mode: a local id)")
     created_at = serializers.DateTimeField()

@@ -8,6 +8,7 @@ event's time zone, named in the header.
 
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from zoneinfo import ZoneInfo
 
 from django.utils.translation import gettext as _
 
@@ -21,7 +22,8 @@ from eventsaas.spreadsheets import Cell, Sheet, local_datetime, zoned_header
 def order_sheet(*, event: Event, statuses: Sequence[str] = ()) -> Sheet:
     """One row per order as the order list shows them (newest first, the page's status filter).
 
-    Two queries whatever the number of orders (the refunds' dates, then the orders in chunks), streamed.
+    Three queries whatever the number of orders (the refunds' dates, the platform fee kept per order, then
+    the orders in chunks), streamed. "Net" is what the organization keeps: paid less refunded less that fee.
     """
     zone = event.timezone
     headers = [
@@ -38,11 +40,14 @@ def order_sheet(*, event: Event, statuses: Sequence[str] = ()) -> Sheet:
         _("Total"),
         _("Paid"),
         _("Refunded"),
+        _("Platform fee"),
+        _("Net"),
         zoned_header(_("Paid at"), zone),
         zoned_header(_("Last refund at"), zone),
         _("Stripe payment"),
     ]
     last_refund_at = selectors.last_refund_at_by_order(event=event)
+    fee_kept = selectors.platform_fee_kept_by_order(event=event)
 
     def rows() -> Iterator[Sequence[Cell]]:
         tz = event.tzinfo
@@ -62,6 +67,8 @@ def order_sheet(*, event: Event, statuses: Sequence[str] = ()) -> Sheet:
                 minor_units_to_decimal(order.total, currency),
                 minor_units_to_decimal(order.paid_amount, currency),
                 minor_units_to_decimal(order.refunded_amount, currency),
+                minor_units_to_decimal(fee_kept.get(order.pk, 0), currency),
+                minor_units_to_decimal(order.paid_amount - order.refunded_amount - fee_kept.get(order.pk, 0), currency),
                 local_datetime(order.paid_at, tz),
                 local_datetime(last_refund_at.get(order.pk), tz),
                 order.stripe_payment_intent_id,
@@ -124,3 +131,51 @@ def ticket_sheet(*, event: Event, include_codes: bool) -> Sheet:
             ]
 
     return Sheet(title=_("Tickets and check-ins"), headers=headers, rows=rows())
+
+
+# --- Earnings ---------------------------------------------------------------------------------------
+
+
+def _money_headers() -> list[str]:
+    return [
+        _("Currency"),
+        _("Gross"),
+        _("Platform fee"),
+        _("Net"),
+        _("Refunded"),
+        _("Fee refunded"),
+        _("Net after refunds"),
+    ]
+
+
+def _money_cells(totals: selectors.EarningsTotals) -> list[Cell]:
+    currency = totals.currency
+    return [
+        currency.upper(),
+        *(
+            minor_units_to_decimal(amount, currency)
+            for amount in (
+                totals.gross,
+                totals.fee,
+                totals.net,
+                totals.refunded,
+                totals.fee_refunded,
+                totals.net_after_refunds,
+            )
+        ),
+    ]
+
+
+def earnings_by_event_sheet(*, earnings: selectors.Earnings) -> Sheet:
+    """One row per event and currency, as the earnings page lists them."""
+    headers = [_("Event"), zoned_header(_("Starts at"), earnings.timezone), *_money_headers()]
+    zone = ZoneInfo(earnings.timezone)
+    rows = [[row.name, local_datetime(row.starts_at, zone), *_money_cells(row.totals)] for row in earnings.events]
+    return Sheet(title=_("Earnings by event"), headers=headers, rows=rows)
+
+
+def earnings_by_month_sheet(*, earnings: selectors.Earnings) -> Sheet:
+    """One row per payout period (calendar month in the earnings' time zone) and currency, newest first."""
+    headers = [zoned_header(_("Month"), earnings.timezone), *_money_headers()]
+    rows = [[period.start.date(), *_money_cells(period.totals)] for period in earnings.periods]
+    return Sheet(title=_("Earnings by month"), headers=headers, rows=rows)

@@ -1,4 +1,5 @@
-"""The organizer's billing pages: a ticketed event's orders, refunds and check-in; the organization's Payments."""
+"""The organizer's billing pages: a ticketed event's orders, refunds and check-in; the organization's Payments
+and earnings."""
 
 from django.urls import path
 
@@ -9,6 +10,12 @@ app_name = "billing_organizer"
 prefix = "o/<slug:tenant_slug>/events/<uuid:event_id>/"
 
 urlpatterns = [
+    path("o/<slug:tenant_slug>/earnings/", views.earnings, name="earnings"),
+    path(
+        "o/<slug:tenant_slug>/earnings/export/<str:what>/<str:file_format>/",
+        views.earnings_export,
+        name="earnings-export",
+    ),
     path("o/<slug:tenant_slug>/payments/", views.payments, name="payments"),
     path("o/<slug:tenant_slug>/payments/onboarding/", views.payments_onboarding, name="connect-onboarding"),
     path("o/<slug:tenant_slug>/payments/onboarding/refresh/", views.payments_refresh, name="connect-refresh"),

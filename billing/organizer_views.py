@@ -5,6 +5,8 @@ organization and the member's role; every row is loaded through the tenant.
 """
 
 import logging
+from decimal import Decimal
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.contrib import messages
@@ -28,7 +30,12 @@ from events.selectors import ticketed_event_get
 from eventsaas.dates import format_event_clock
 from eventsaas.forms import add_service_errors
 from eventsaas.money import money_format
-from eventsaas.spreadsheets import event_spreadsheet_response, file_format_or_404
+from eventsaas.spreadsheets import (
+    event_spreadsheet_response,
+    export_filename,
+    file_format_or_404,
+    spreadsheet_response,
+)
 from eventsaas.tasks import TransientError
 from guests.codes import normalize_code
 from tenants.middleware import check_in_view
@@ -141,8 +148,14 @@ def _order_page(request, event, order, *, refund_form=None, status=200):
     tickets = selectors.order_tickets(order=order)
     prefetch_related_objects(tickets, "checked_in_by")
     ledger = selectors.order_ledger(order=order)
+    fee_kept, net_kept = 0, 0
     for entry in ledger:
         entry.amount_display = money_format(entry.amount, entry.currency)
+        entry.fee_display = money_format(entry.fee, entry.currency)
+        entry.net_display = money_format(entry.net, entry.currency)
+        sign = 1 if entry.kind == entry.Kind.PAYMENT else -1
+        fee_kept += sign * entry.fee
+        net_kept += sign * entry.net
     type_names = {line["ticket_type"]: line["name"] for line in order.lines}
     lines = order_lines(order)
     attendees = [
@@ -167,6 +180,9 @@ def _order_page(request, event, order, *, refund_form=None, status=200):
             "paid": money_format(order.paid_amount, order.currency),
             "refunded": money_format(order.refunded_amount, order.currency),
             "refundable": money_format(order.refundable_amount, order.currency),
+            # What the ledger says now: the platform fee kept, and what the organizer keeps, after refunds.
+            "fee": money_format(fee_kept, order.currency),
+            "net": money_format(net_kept, order.currency),
         },
         "needs_attention": order.needs_attention,
         "can_refund": can_refund,
@@ -290,6 +306,68 @@ def check_in(request, event_id):
         "counts": _check_in_counts(event),
     }
     return render(request, "billing/organizer/check_in.html", context, status=400 if form.errors else 200)
+
+
+# --- Earnings ---------------------------------------------------------------------------------------
+# The organization's money across its events, read from the ledger. Every member who can open the
+# organization's pages reads it (as the orders' amounts); only the owners' and admins' actions change money.
+
+EARNINGS_EXPORTS = {
+    "events": ("earnings-by-event", exports.earnings_by_event_sheet),
+    "months": ("earnings-by-month", exports.earnings_by_month_sheet),
+}
+
+
+def _money_display(totals: selectors.EarningsTotals) -> dict[str, str]:
+    currency = totals.currency
+    return {
+        "currency": currency.upper(),
+        "gross": money_format(totals.gross, currency),
+        "fee": money_format(totals.fee, currency),
+        "net": money_format(totals.net, currency),
+        "refunded": money_format(totals.refunded, currency),
+        "fee_refunded": money_format(totals.fee_refunded, currency),
+        "net_after_refunds": money_format(totals.net_after_refunds, currency),
+    }
+
+
+def _fee_rate_display(rate: services.FeeRate, currencies: list[str]) -> str:
+    """ "2.5 %" or "2.5 % + €0.30 per order": the percent exact from basis points, the fixed part in each currency."""
+    percent = formats.number_format(Decimal(rate.basis_points) / 100, decimal_pos=2 if rate.basis_points % 100 else 0)
+    if not rate.fixed:
+        return _("%(percent)s %%") % {"percent": percent}
+    fixed = " / ".join(money_format(rate.fixed, currency) for currency in currencies or ["eur"])
+    return _("%(percent)s %% + %(fixed)s per order") % {"percent": percent, "fixed": fixed}
+
+
+@require_safe
+def earnings(request):
+    result = selectors.earnings_for(tenant=request.tenant)
+    context = {
+        "timezone": result.timezone,
+        "totals": [_money_display(t) for t in result.totals],
+        "events": [{"row": row, "money": _money_display(row.totals)} for row in result.events],
+        "periods": [
+            {"label": formats.date_format(period.start, "YEAR_MONTH_FORMAT"), "money": _money_display(period.totals)}
+            for period in result.periods
+        ],
+        "fee_rate_display": _fee_rate_display(
+            services.platform_fee_rate(tenant=request.tenant), [t.currency for t in result.totals]
+        ),
+    }
+    return render(request, "billing/organizer/earnings.html", context)
+
+
+@require_safe
+def earnings_export(request, what, file_format):
+    """The earnings per event or per month as CSV or Excel, named after the organization."""
+    if what not in EARNINGS_EXPORTS:
+        raise Http404("No such export")
+    chosen = file_format_or_404(file_format)
+    name, sheet_of = EARNINGS_EXPORTS[what]
+    result = selectors.earnings_for(tenant=request.tenant)
+    filename = export_filename(stem=request.tenant.slug, what=name, file_format=chosen, tz=ZoneInfo(result.timezone))
+    return spreadsheet_response(sheet_of(earnings=result), file_format=chosen, filename=filename)
 
 
 # --- Payments: the organization's Stripe account (Connect) ----------------------------------------------------

@@ -20,6 +20,7 @@ import time
 import uuid
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import stripe
 from django.conf import settings
@@ -88,7 +89,7 @@ def checkout_session_create(*, order, event, success_url: str, cancel_url: str) 
     if payment_mode() == "test":
         session_id = f"cs_{TEST_ID_PREFIX}{order.pk.hex}"
         return session_id, ""
-    params = {
+    params: dict[str, Any] = {
         "mode": "payment",
         "line_items": [
             {
@@ -112,6 +113,11 @@ def checkout_session_create(*, order, event, success_url: str, cancel_url: str) 
         "expires_at": int(checkout_session_expires_at(order).timestamp()),
         "locale": order.language if order.language in {"en", "es"} else "auto",
     }
+    if order.stripe_account_id:
+        # A destination charge (docs/payments.md): the platform charges, Stripe moves the total less the
+        # application fee to the organization's connected account when the payment succeeds.
+        params["payment_intent_data"]["application_fee_amount"] = order.application_fee
+        params["payment_intent_data"]["transfer_data"] = {"destination": order.stripe_account_id}
     session = _call(
         stripe_client().v1.checkout.sessions.create,
         params=params,
@@ -137,13 +143,19 @@ def refund_create(*, order, amount: int, idempotency_key: str) -> dict:
         # Derived from the idempotency key, like Stripe: the same request twice is one refund.
         refund_id = hashlib.sha256(idempotency_key.encode()).hexdigest()[:24]
         return {"id": f"re_{TEST_ID_PREFIX}{refund_id}", "amount": amount, "currency": order.currency}
+    params: dict[str, Any] = {
+        "payment_intent": order.stripe_payment_intent_id,
+        "amount": amount,
+        "metadata": {"order_id": str(order.pk), "tenant_id": str(order.tenant_id)},
+    }
+    if order.stripe_account_id:
+        # A destination charge: take the refund back from the organization's account (the transfer is
+        # reversed in proportion) and give back the platform's fee in proportion (billing/services/fees.py).
+        params["reverse_transfer"] = True
+        params["refund_application_fee"] = True
     refund = _call(
         stripe_client().v1.refunds.create,
-        params={
-            "payment_intent": order.stripe_payment_intent_id,
-            "amount": amount,
-            "metadata": {"order_id": str(order.pk), "tenant_id": str(order.tenant_id)},
-        },
+        params=params,
         options={"idempotency_key": idempotency_key},
     )
     return {"id": refund.id, "amount": refund.amount, "currency": refund.currency}

@@ -1,12 +1,14 @@
 """Reads of ticketed events: what is on sale, orders, the sales dashboard."""
 
 import datetime as dt
+import itertools
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
+from zoneinfo import ZoneInfo
 
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, Max, Min, Q, QuerySet, Sum
 
 from billing.models import ATTENTION_STATUSES, ConnectedAccount, LedgerEntry, Order, Ticket, WaitlistEntry
 from events.models import Event, TicketType
@@ -93,6 +95,20 @@ def last_refund_at_by_order(*, event: Event) -> dict[uuid.UUID, dt.datetime]:
         if order_id not in last or created_at > last[order_id]:
             last[order_id] = created_at
     return last
+
+
+def platform_fee_kept_by_order(*, event: Event) -> dict[uuid.UUID, int]:
+    """The platform fee each order of the event left with the platform (taken less given back), in one query."""
+    rows = (
+        LedgerEntry.objects.filter(tenant_id=event.tenant_id, event_id=event.pk)
+        .values("order_id")
+        .annotate(
+            taken=Sum("fee", filter=Q(kind=LedgerEntry.Kind.PAYMENT), default=0),
+            given_back=Sum("fee", filter=Q(kind=LedgerEntry.Kind.REFUND), default=0),
+        )
+        .order_by()
+    )
+    return {row["order_id"]: row["taken"] - row["given_back"] for row in cast(list[dict[str, Any]], list(rows))}
 
 
 def ticket_export_list(*, event: Event) -> Iterator[Ticket]:
@@ -234,6 +250,181 @@ def paid_sales_blocked(*, event: Event) -> bool:
     """The event has paid ticket types but its organization cannot take charges yet (no usable Stripe account)."""
     has_paid = TicketType.objects.filter(tenant_id=event.tenant_id, event_id=event.pk, price__gt=0).exists()
     return has_paid and connected_account_for_charges(tenant_id=event.tenant_id) is None
+
+
+# --- Earnings (the organizer's money: gross, platform fee, net, refunds) ---------------------------------------------
+
+#: Payout periods shown: the most recent calendar months with ledger entries (older months stay in the totals).
+EARNINGS_MONTHS = 24
+
+
+@dataclass(frozen=True)
+class EarningsTotals:
+    """Money of one currency, in its minor units: what buyers paid and got back, and the platform's fee on each."""
+
+    currency: str
+    gross: int = 0
+    fee: int = 0
+    refunded: int = 0
+    fee_refunded: int = 0
+
+    @property
+    def net(self) -> int:
+        """What the payments left the organizer before any refund."""
+        return self.gross - self.fee
+
+    @property
+    def net_after_refunds(self) -> int:
+        """What the organizer keeps: each refund takes back its amount less the fee given back with it."""
+        return self.net - (self.refunded - self.fee_refunded)
+
+    def __add__(self, other: "EarningsTotals") -> "EarningsTotals":
+        if other.currency != self.currency:
+            raise ValueError("Earnings of different currencies do not add up.")
+        return EarningsTotals(
+            currency=self.currency,
+            gross=self.gross + other.gross,
+            fee=self.fee + other.fee,
+            refunded=self.refunded + other.refunded,
+            fee_refunded=self.fee_refunded + other.fee_refunded,
+        )
+
+
+@dataclass(frozen=True)
+class EventEarnings:
+    event_id: uuid.UUID
+    name: str
+    starts_at: dt.datetime | None
+    totals: EarningsTotals
+
+
+@dataclass(frozen=True)
+class PeriodEarnings:
+    """One payout period: a calendar month in the earnings' time zone, [start, end)."""
+
+    start: dt.datetime
+    end: dt.datetime
+    totals: EarningsTotals
+
+
+@dataclass(frozen=True)
+class Earnings:
+    timezone: str
+    events: list[EventEarnings]
+    periods: list[PeriodEarnings]  # newest first
+    totals: list[EarningsTotals]  # one per currency
+
+
+_PAYMENT = Q(kind=LedgerEntry.Kind.PAYMENT)
+_REFUND = Q(kind=LedgerEntry.Kind.REFUND)
+
+
+def _money_sums(where: Q | None = None, prefix: str = "sum_") -> dict[str, Sum]:
+    """The four sums of a set of ledger entries, each optionally narrowed by `where`."""
+
+    def narrowed(kind: Q) -> Q:
+        return kind & where if where is not None else kind
+
+    return {
+        f"{prefix}gross": Sum("amount", filter=narrowed(_PAYMENT), default=0),
+        f"{prefix}fee": Sum("fee", filter=narrowed(_PAYMENT), default=0),
+        f"{prefix}refunded": Sum("amount", filter=narrowed(_REFUND), default=0),
+        f"{prefix}fee_refunded": Sum("fee", filter=narrowed(_REFUND), default=0),
+    }
+
+
+def _totals(currency: str, row: dict[str, Any], prefix: str = "sum_") -> EarningsTotals:
+    return EarningsTotals(
+        currency=currency,
+        gross=row[f"{prefix}gross"],
+        fee=row[f"{prefix}fee"],
+        refunded=row[f"{prefix}refunded"],
+        fee_refunded=row[f"{prefix}fee_refunded"],
+    )
+
+
+def earnings_timezone(*, tenant: Tenant) -> str:
+    """The organization's time zone for payout periods: the one most of its ticketed events use (else UTC)."""
+    row = (
+        Event.objects.for_tenant(tenant)
+        .filter(kind=Event.Kind.TICKETED)
+        .values("timezone")
+        .annotate(events=Count("pk"))
+        .order_by("-events", "timezone")
+        .first()
+    )
+    return str(row["timezone"]) if row else "UTC"
+
+
+def _month_starts(first: dt.datetime, last: dt.datetime, zone: ZoneInfo) -> list[dt.datetime]:
+    """The starts of the calendar months (in `zone`) from the one holding `first` to the one after `last`."""
+    local = first.astimezone(zone)
+    month = dt.datetime(local.year, local.month, 1, tzinfo=zone)
+    starts = [month]
+    while starts[-1] <= last:
+        previous = starts[-1]
+        year, number = (previous.year + 1, 1) if previous.month == 12 else (previous.year, previous.month + 1)
+        starts.append(dt.datetime(year, number, 1, tzinfo=zone))
+    return starts
+
+
+def earnings_for(*, tenant: Tenant) -> Earnings:
+    """The organization's earnings from its ledger: per event, per calendar month, in all; per currency.
+
+    Five queries whatever the number of orders: the time zone, the sums per event, the events' names, the
+    ledger's time span, and the sums per month (one conditional sum per month and measure, per currency).
+    """
+    zone_name = earnings_timezone(tenant=tenant)
+    zone = ZoneInfo(zone_name)
+    ledger = LedgerEntry.objects.for_tenant(tenant)
+
+    # Rows of values(): plain dicts carrying the annotated sums (the stubs type them without the sums).
+    per_event = cast(
+        list[dict[str, Any]], list(ledger.values("event_id", "currency").annotate(**_money_sums()).order_by())
+    )
+    events: dict[uuid.UUID, dict[str, Any]] = {
+        e["pk"]: cast(dict[str, Any], e)
+        for e in Event.objects.for_tenant(tenant)
+        .filter(pk__in={row["event_id"] for row in per_event})
+        .values("pk", "name", "starts_at")
+    }
+    event_rows = [
+        EventEarnings(
+            event_id=row["event_id"],
+            name=str(events.get(row["event_id"], {}).get("name", "")),
+            starts_at=events.get(row["event_id"], {}).get("starts_at"),
+            totals=_totals(row["currency"], row),
+        )
+        for row in per_event
+    ]
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+    event_rows.sort(key=lambda e: (e.starts_at or epoch, e.name, e.totals.currency), reverse=True)
+
+    totals: dict[str, EarningsTotals] = {}
+    for event_row in event_rows:
+        currency = event_row.totals.currency
+        totals[currency] = totals.get(currency, EarningsTotals(currency=currency)) + event_row.totals
+
+    periods: list[PeriodEarnings] = []
+    span = ledger.aggregate(first=Min("created_at"), last=Max("created_at"))
+    if span["first"] is not None:
+        starts = _month_starts(span["first"], span["last"], zone)[-(EARNINGS_MONTHS + 1) :]
+        sums: dict[str, Sum] = {}
+        for index, (start, end) in enumerate(itertools.pairwise(starts)):
+            sums.update(_money_sums(Q(created_at__gte=start, created_at__lt=end), prefix=f"m{index}_"))
+        for row in cast(list[dict[str, Any]], list(ledger.values("currency").annotate(**sums).order_by("currency"))):
+            for index, (start, end) in enumerate(itertools.pairwise(starts)):
+                month = _totals(row["currency"], row, prefix=f"m{index}_")
+                if month.gross or month.refunded:
+                    periods.append(PeriodEarnings(start=start, end=end, totals=month))
+        periods.sort(key=lambda p: (p.start, p.totals.currency), reverse=True)
+
+    return Earnings(
+        timezone=zone_name,
+        events=event_rows,
+        periods=periods,
+        totals=sorted(totals.values(), key=lambda t: t.currency),
+    )
 
 
 # --- Waitlist ------------------------------------------------------------------------------------

@@ -58,3 +58,31 @@ def env_seconds_map(name: str) -> dict[str, int]:
             raise ImproperlyConfigured(f"{name} must be name=seconds pairs (whole seconds, 1 or more), got {item!r}")
         result[key.strip()] = seconds
     return result
+
+
+def percent_to_basis_points(raw: str) -> int:
+    """ "2.5" -> 250: a percentage with at most two decimals, 0 to 100, read exactly (no float).
+
+    Raises ValueError for anything else ("", "2.555", "1e2", "-1", "101", "2,5").
+    """
+    text = raw.strip()
+    whole, dot, fraction = text.partition(".")
+    if not whole.isascii() or not whole.isdigit() or (dot and not (fraction.isascii() and fraction.isdigit())):
+        raise ValueError(f"not a percentage with at most two decimals: {raw!r}")
+    if len(fraction) > 2:
+        raise ValueError(f"at most two decimals (a basis point): {raw!r}")
+    basis_points = int(whole) * 100 + int((fraction or "0").ljust(2, "0"))
+    if basis_points > 10_000:
+        raise ValueError(f"at most 100 percent: {raw!r}")
+    return basis_points
+
+
+def env_percent_basis_points(name: str, default: str) -> int:
+    """A percentage setting ("2.5") as basis points (250); anything else stops the start."""
+    raw = os.environ.get(name, default)
+    try:
+        return percent_to_basis_points(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(
+            f"{name} must be a percentage from 0 to 100 with at most two decimals: {exc}"
+        ) from exc

@@ -18,7 +18,7 @@ from django.utils.translation import gettext_lazy as _
 from django_guid.integrations import CeleryIntegration
 
 from eventsaas.broker import is_folder_broker
-from eventsaas.env import env_bool, env_int, env_list, env_seconds_map, env_str
+from eventsaas.env import env_bool, env_int, env_list, env_percent_basis_points, env_seconds_map, env_str
 from eventsaas.mongodb import MONGODB_APP_CONFIGS, mongodb_database_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -452,6 +452,14 @@ ORDER_EXPIRY_GRACE_SECONDS = env_int("ORDER_EXPIRY_GRACE_SECONDS", 120)
 # How long a waitlist offer holds its seat for the person it was offered to (docs/waitlist.md).
 WAITLIST_OFFER_HOLD_MINUTES = env_int("WAITLIST_OFFER_HOLD_MINUTES", 60)
 
+# The platform's application fee on each paid order (billing/services/fees.py, docs/payments.md):
+# PLATFORM_FEE_PERCENT of the total (a decimal string, "2.5" = 2.5 %, at most two decimals, read exactly
+# as basis points) plus PLATFORM_FEE_FIXED in the order currency's minor units, never more than the total.
+# Staff override both per organization in the admin. The fixed part defaults to 0 because one number of
+# minor units means different money in each currency (30 is 0.30 EUR but 30 JPY).
+PLATFORM_FEE_BASIS_POINTS = env_percent_basis_points("PLATFORM_FEE_PERCENT", "2.5")
+PLATFORM_FEE_FIXED = env_int("PLATFORM_FEE_FIXED", 0)
+
 _payment_problems = []
 if STRIPE_SECRET_KEY and not STRIPE_WEBHOOK_SECRET:
     _payment_problems.append("STRIPE_WEBHOOK_SECRET must be set with STRIPE_SECRET_KEY (webhooks are verified)")
@@ -472,6 +480,8 @@ if not 1 <= ORDER_HOLD_MINUTES <= 1380:
     _payment_problems.append(
         "ORDER_HOLD_MINUTES must be between 1 and 1380 (a Stripe Checkout Session lives 24 hours at most)"
     )
+if PLATFORM_FEE_FIXED < 0:
+    _payment_problems.append("PLATFORM_FEE_FIXED must be 0 or more (minor units of the order's currency)")
 if not 5 <= WAITLIST_OFFER_HOLD_MINUTES <= 10080:
     _payment_problems.append("WAITLIST_OFFER_HOLD_MINUTES must be between 5 and 10080 (a week)")
 if _payment_problems:

@@ -1,9 +1,16 @@
+from django import forms
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.utils.translation import gettext_lazy as _
 
 from tenants.models import Invitation, Membership, Tenant, User
-from tenants.services import membership_changed_by_staff, user_deactivated, user_deleted
+from tenants.services import (
+    membership_changed_by_staff,
+    platform_fee_changed_by_staff,
+    user_deactivated,
+    user_deleted,
+)
 from tenants.token_state import user_tokens_revoke
 
 
@@ -56,12 +63,53 @@ def _memberships_changed_by_staff(request, memberships, *, removed: bool) -> Non
         membership_changed_by_staff(membership=membership, acting_user=request.user, removed=removed)
 
 
+PLATFORM_FEE_FIELDS = ["platform_fee_basis_points", "platform_fee_fixed"]
+
+
+class TenantAdminForm(forms.ModelForm):
+    class Meta:
+        model = Tenant
+        fields = ["name", "slug", *PLATFORM_FEE_FIELDS]
+
+    def clean_platform_fee_basis_points(self):
+        value = self.cleaned_data["platform_fee_basis_points"]
+        if value is not None and value > 10_000:
+            raise forms.ValidationError(_("At most 10000 basis points (a fee of 100 percent)."))
+        return value
+
+
 @admin.register(Tenant)
 class TenantAdmin(admin.ModelAdmin):
-    list_display = ["name", "slug", "created_at"]
+    form = TenantAdminForm
+    list_display = ["name", "slug", "created_at", "platform_fee_basis_points", "platform_fee_fixed"]
     search_fields = ["name", "slug"]
     readonly_fields = ["created_at", "verified_at"]
     inlines = [MembershipInline]
+
+    def get_fieldsets(self, request, obj=None):
+        return [
+            (None, {"fields": ["name", "slug", "created_at", "verified_at"]}),
+            (
+                _("Platform fee"),
+                {
+                    "fields": PLATFORM_FEE_FIELDS,
+                    "description": _(
+                        "The application fee the platform takes on this organization's paid orders: a percentage "
+                        "of the order's total (in basis points, 250 = 2.5 %%, rounded half up) plus a fixed amount "
+                        "in the order currency's minor units (cents), never more than the total; free orders pay "
+                        "nothing. A new value applies to orders started from now on; an order keeps the fee it "
+                        "was created with. Empty fields use the platform's default: %(basis_points)s basis points "
+                        "plus %(fixed)s."
+                    )
+                    % {"basis_points": settings.PLATFORM_FEE_BASIS_POINTS, "fixed": settings.PLATFORM_FEE_FIXED},
+                },
+            ),
+        ]
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if any(field in form.changed_data for field in PLATFORM_FEE_FIELDS):
+            platform_fee_changed_by_staff(tenant=obj, acting_user=request.user)
 
     def save_formset(self, request, form, formset, change):
         if formset.model is not Membership:

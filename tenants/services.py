@@ -423,6 +423,17 @@ def membership_changed_by_staff(*, membership: Membership, acting_user: ActingUs
     )
 
 
+def platform_fee_changed_by_staff(*, tenant: Tenant, acting_user: ActingUser) -> None:
+    """Django admin changed the organization's platform fee override (the admin wrote the row): on the record."""
+    audit_log_record(
+        action="tenant.platform_fee_changed",
+        tenant_id=tenant.pk,
+        actor_user=acting_user,
+        object_id=tenant.pk,
+        data={"basis_points": tenant.platform_fee_basis_points, "fixed": tenant.platform_fee_fixed, "by_staff": True},
+    )
+
+
 def user_deactivated(*, user: User, acting_user: ActingUser) -> None:
     """The account was switched off: every token and refresh token ends, and it cannot log in again."""
     user_tokens_revoke(user_id=user.pk, families=True)

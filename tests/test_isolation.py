@@ -18,7 +18,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from billing.models import ConnectedAccount, WebhookEvent
+from billing.models import ConnectedAccount, LedgerEntry, Order, WebhookEvent
 from events.models import Event
 from eventsaas.models import AuditLog
 from guests.imports import guest_import_start
@@ -108,6 +108,8 @@ class Case:
             "csv": "csv",
             "xlsx": "xlsx",
             "invitation": world.invitation.pk,
+            "what": "events",
+            "months": "months",
         }
         return f"/o/{slug}/" + self.path.format(**ids)
 
@@ -212,6 +214,9 @@ CASES = [
         has_ids=False,
         audited=False,
     ),
+    Case("earnings", "GET", "earnings/", has_ids=False),
+    Case("earnings_export", "GET", "earnings/export/{what}/{csv}/", has_ids=False),
+    Case("earnings_export", "GET", "earnings/export/{months}/{xlsx}/", has_ids=False),
 ]
 
 
@@ -277,10 +282,40 @@ def world(db):
     world = World(
         tenant, event, anna, lisa, carl, change_request, other_tenant, other_event, other_guest, teammate, invitation
     )
+    # Money on both sides: tenant B's earnings ("Rival gala") must never show on tenant A's earnings page.
+    for event_of in (event, other_event):
+        _paid_order_booked(event_of)
     world.guest_import = guest_import_start(
         event=event, file_name="guests.csv", content=b"first_name,last_name\nZoe,Zed\n", acting_user=None
     )
     return world
+
+
+def _paid_order_booked(event: Event) -> None:
+    """A paid order's payment in the ledger, with its platform fee (the earnings pages read the ledger)."""
+    order = Order.objects.create(
+        tenant_id=event.tenant_id,
+        event=event,
+        status=Order.Status.PAID,
+        buyer_name="Buyer",
+        buyer_email="buyer@example.com",
+        total=2500,
+        currency="eur",
+        paid_amount=2500,
+        stripe_account_id="acct_isolation",
+        application_fee=93,
+        expires_at=event.starts_at,
+    )
+    LedgerEntry.objects.create(
+        tenant_id=event.tenant_id,
+        event_id=event.pk,
+        order=order,
+        kind=LedgerEntry.Kind.PAYMENT,
+        amount=2500,
+        fee=93,
+        currency="eur",
+        stripe_object_id=f"pi_{order.pk.hex}",
+    )
 
 
 def _client_for(actor: str, world: World) -> Client:
@@ -377,6 +412,8 @@ def test_matrix_covers_every_organizer_url():
         .replace("{csv}", "<str:file_format>")
         .replace("{xlsx}", "<str:file_format>")
         .replace("{invitation}", "<uuid:invitation_id>")
+        .replace("{what}", "<str:what>")
+        .replace("{months}", "<str:what>")
         for c in CASES
     }
     # Ticketed events' pages have their own matrix, with a world that sells tickets.

@@ -208,8 +208,44 @@ def test_every_setting_read_from_the_environment_is_documented_in_env_example():
 
     root = Path(__file__).resolve().parents[1]
     read = set(
-        re.findall(r'env_(?:str|int|bool|list)\(\s*"([A-Z0-9_]+)"', (root / "eventsaas/settings.py").read_text())
+        re.findall(
+            r'env_(?:str|int|bool|list|percent_basis_points)\(\s*"([A-Z0-9_]+)"',
+            (root / "eventsaas/settings.py").read_text(),
+        )
     )
     documented = set(re.findall(r"^#?\s*([A-Z0-9_]+)=", (root / ".env.example").read_text(), flags=re.M))
     # RATELIMIT_IP_META_KEY is CLIENT_IP_HEADER's old name, read for old deployments only.
     assert read - documented - {"RATELIMIT_IP_META_KEY"} == set()
+
+
+@pytest.mark.parametrize(
+    ("env", "complaint"),
+    [
+        ({"PLATFORM_FEE_PERCENT": "250"}, "PLATFORM_FEE_PERCENT"),
+        ({"PLATFORM_FEE_PERCENT": "2,5"}, "PLATFORM_FEE_PERCENT"),
+        ({"PLATFORM_FEE_PERCENT": "0.125"}, "PLATFORM_FEE_PERCENT"),
+        ({"PLATFORM_FEE_FIXED": "-30"}, "PLATFORM_FEE_FIXED"),
+    ],
+)
+def test_a_platform_fee_that_makes_no_sense_stops_the_start(env, complaint):
+    """In production and in development alike: a fee typed wrong is never silently some other fee."""
+    for mode in ({"DJANGO_ENV": "production", "SECRET_KEY": GOOD_KEY, "ALLOWED_HOSTS": "x.example"}, {}):
+        result = load_settings({**mode, "DEFAULT_FROM_EMAIL": SENDER, **env})
+        assert result.returncode != 0
+        assert "ImproperlyConfigured" in result.stderr and complaint in result.stderr
+
+
+def test_platform_fee_settings_are_read_exactly():
+    clean = {k: v for k, v in os.environ.items() if k in {"PATH", "HOME", "LANG"}}
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import eventsaas.settings as s; print(s.PLATFORM_FEE_BASIS_POINTS, s.PLATFORM_FEE_FIXED)",
+        ],
+        cwd=ROOT,
+        env={**clean, "PLATFORM_FEE_PERCENT": "4.35", "PLATFORM_FEE_FIXED": "30"},
+        capture_output=True,
+        text=True,
+    )
+    assert result.stdout.split() == ["435", "30"]  # int(4.35 * 100) with floats is 434

@@ -13,7 +13,8 @@ transactions (../shared/DESIGN.md):
 
 One module per concern: checkout, connect (organizations' Stripe accounts),
 orders (the status arrows, payments, tickets), refunds, checkin,
-webhooks, and their helpers seats (an order's lines against events' seat counters) and ledger.
+webhooks, and their helpers seats (an order's lines against events' seat counters), ledger and fees
+(the platform's application fee and its proportional refund).
 The names below are the package's interface for views, APIs and tasks.
 """
 
@@ -41,6 +42,12 @@ from billing.services.connect import (
     connected_account_deauthorize,
     connected_account_ensure,
     connected_account_sync,
+)
+from billing.services.fees import (
+    FeeRate,
+    application_fee_for,
+    fee_refund_for,
+    platform_fee_rate,
 )
 from billing.services.orders import (
     order_cancel_by_buyer,
@@ -82,11 +89,13 @@ __all__ = [
     "CheckInResult",
     "CheckoutItem",
     "CheckoutRequest",
+    "FeeRate",
     "MAX_TICKETS_PER_ORDER",
     "PaymentsUnavailable",
     "REFUNDABLE",
     "SoldOut",
     "WEBHOOK_HANDLERS",
+    "application_fee_for",
     "checkout_start",
     "checkout_start_from_offer",
     "connect_onboarding_resume",
@@ -96,6 +105,7 @@ __all__ = [
     "connected_account_deauthorize",
     "connected_account_ensure",
     "connected_account_sync",
+    "fee_refund_for",
     "order_cancel_by_buyer",
     "order_cancel_path",
     "order_close",
@@ -108,6 +118,7 @@ __all__ = [
     "order_review_accept",
     "order_simulate_payment",
     "orders_expire_due",
+    "platform_fee_rate",
     "refunds_apply",
     "test_checkout_path",
     "ticket_check_in",

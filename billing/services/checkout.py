@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 
 from billing import payments, selectors
 from billing.models import Order, WaitlistEntry
+from billing.services.fees import application_fee_for, platform_fee_rate
 from billing.services.orders import order_close, order_free_complete
 from billing.services.seats import order_lines_reserve
 from billing.services.waitlist import waitlist_claim, waitlist_claim_undo, waitlist_has_waiting
@@ -261,6 +262,9 @@ def _order_build(
     """The unsaved pending order for lines whose seats are reserved."""
     hold = timedelta(minutes=settings.ORDER_HOLD_MINUTES)
     total = sum(line["quantity"] * line["unit_price"] for line in lines)
+    # Fixed now, for the order's life: the destination of the charge and the platform's fee on it. Without
+    # an account that can take charges the platform keeps the whole charge, and takes no fee of its own.
+    account = selectors.connected_account_for_charges(tenant_id=event.tenant_id) if total else None
     return Order(
         tenant_id=event.tenant_id,
         event_id=event.pk,
@@ -272,6 +276,8 @@ def _order_build(
         answers=answers,
         total=total,
         currency=lines[0]["currency"],
+        stripe_account_id=account.stripe_account_id if account else "",
+        application_fee=application_fee_for(total=total, rate=platform_fee_rate(tenant=event.tenant)) if account else 0,
         # A free registration takes no payment, real or test.
         is_test=payments.payment_mode() == "test" and total > 0,
         language=request.language,
@@ -297,7 +303,14 @@ def _order_open(*, order: Order, event: Event, lines: list[dict[str, Any]], succ
             tenant_id=event.tenant_id,
             event_id=event.pk,
             object_id=order.pk,
-            data={"total": order.total, "currency": order.currency, "quantity": order.quantity, "test": order.is_test},
+            data={
+                "total": order.total,
+                "currency": order.currency,
+                "quantity": order.quantity,
+                "test": order.is_test,
+                "application_fee": order.application_fee,
+                "destination": order.stripe_account_id,
+            },
         )
     return order
 

@@ -1,4 +1,8 @@
-"""The money ledger: each Stripe payment or refund booked once (unique per Stripe object and kind)."""
+"""The money ledger: each Stripe payment or refund booked once (unique per Stripe object and kind).
+
+A payment books the gross amount and the platform's fee taken with it; a refund books the amount given
+back and the part of the fee given back with it (billing/services/fees.py). The organizer's net is amount - fee.
+"""
 
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q, Sum
@@ -7,8 +11,10 @@ from django.db.models.functions import Greatest
 from billing.models import LedgerEntry, Order
 
 
-def ledger_book(*, order: Order, kind: str, amount: int, currency: str, stripe_object_id: str) -> bool:
-    """Book a payment or refund once; False if it was booked already."""
+def ledger_book(*, order: Order, kind: str, amount: int, currency: str, stripe_object_id: str, fee: int = 0) -> bool:
+    """Book a payment or refund (and the platform fee taken or given back with it) once; False if booked already."""
+    if not 0 <= fee <= amount:
+        raise ValueError(f"A fee of {fee} does not fit an entry of {amount}.")
     try:
         # A savepoint on PostgreSQL. Not a MongoDB transaction: a plain insert there waits
         # for a racing one and then fails on the unique index, like SQL (eventsaas.db.atomic).
@@ -19,6 +25,7 @@ def ledger_book(*, order: Order, kind: str, amount: int, currency: str, stripe_o
                 order_id=order.pk,
                 kind=kind,
                 amount=amount,
+                fee=fee,
                 currency=currency,
                 stripe_object_id=stripe_object_id,
             )
@@ -43,3 +50,8 @@ def order_amounts_sync(order: Order) -> None:
     )
     order.paid_amount = max(order.paid_amount, paid)
     order.refunded_amount = max(order.refunded_amount, refunded)
+
+
+def order_fee_taken(order: Order, *, charged: int) -> int:
+    """The platform's fee on a payment of `charged`: the order's application fee, never more than the payment."""
+    return min(order.application_fee, charged) if order.stripe_account_id else 0

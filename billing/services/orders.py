@@ -15,7 +15,7 @@ from billing import payments
 from billing.models import LedgerEntry, Order, Ticket
 from billing.notifications import CLOSING_REASONS_EMAILED
 from billing.services.holders import order_holder_link
-from billing.services.ledger import ledger_book, order_amounts_sync
+from billing.services.ledger import ledger_book, order_amounts_sync, order_fee_taken
 from billing.services.refunds import refunds_apply
 from billing.services.seats import order_lines_reserve
 from billing.services.waitlist import waitlist_seats_freed
@@ -84,7 +84,12 @@ def order_payment_record(*, order: Order, payment_intent_id: str, amount: int, c
     compare-and-set, tickets are unique per seat.
     """
     ledger_book(
-        order=order, kind=LedgerEntry.Kind.PAYMENT, amount=amount, currency=currency, stripe_object_id=payment_intent_id
+        order=order,
+        kind=LedgerEntry.Kind.PAYMENT,
+        amount=amount,
+        currency=currency,
+        stripe_object_id=payment_intent_id,
+        fee=order_fee_taken(order, charged=amount),
     )
     if not order.stripe_payment_intent_id:
         Order.objects.filter(pk=order.pk, stripe_payment_intent_id="").update(

@@ -10,8 +10,9 @@ from django.utils.translation import gettext as _
 
 from billing import payments
 from billing.models import LedgerEntry, Order, Ticket
+from billing.services.fees import fee_refund_for
 from billing.services.holders import holder_follow
-from billing.services.ledger import ledger_book, order_amounts_sync
+from billing.services.ledger import ledger_book, order_amounts_sync, order_fee_taken
 from billing.services.waitlist import waitlist_seats_freed
 from events import services as events_services
 from eventsaas.money import money_format
@@ -47,7 +48,7 @@ def order_refund(*, order: Order, acting_user: ActingUser, amount: int | None = 
         )
     except (payments.PaymentProviderError, payments.TransientError) as exc:
         raise ValidationError({"amount": _("Stripe did not accept the refund: %(error)s") % {"error": exc}}) from exc
-    booked = _refund_book(order=order, refund=refund, acting_user=acting_user)
+    booked = _refund_book(order=order, refund=refund, refunded_before=order.refunded_amount, acting_user=acting_user)
     order_amounts_sync(order)
     refunds_apply(order)
     order.refresh_from_db()
@@ -57,15 +58,32 @@ def order_refund(*, order: Order, acting_user: ActingUser, amount: int | None = 
 
 
 def _refund_book(
-    *, order: Order, refund: dict[str, Any], acting_user: ActingUser = None, by_stripe: bool = False
+    *,
+    order: Order,
+    refund: dict[str, Any],
+    refunded_before: int,
+    acting_user: ActingUser = None,
+    by_stripe: bool = False,
 ) -> bool:
-    """Book one Stripe refund in the ledger and the audit log, once (unique on the refund id)."""
+    """Book one Stripe refund in the ledger and the audit log, once (unique on the refund id).
+
+    `refunded_before` is what the payment's earlier refunds gave back: the fee this refund gives back is
+    the difference it makes to the cumulative, proportional fee refund (billing/services/fees.py).
+    """
+    charged = order.paid_amount
+    fee = fee_refund_for(
+        fee=order_fee_taken(order, charged=charged),
+        charged=charged,
+        refunded_before=refunded_before,
+        amount=refund["amount"],
+    )
     booked = ledger_book(
         order=order,
         kind=LedgerEntry.Kind.REFUND,
         amount=refund["amount"],
         currency=refund["currency"],
         stripe_object_id=refund["id"],
+        fee=fee,
     )
     if booked:
         audit_log_record(
@@ -78,6 +96,7 @@ def _refund_book(
                 "amount": refund["amount"],
                 "currency": refund["currency"],
                 "refund": refund["id"],
+                "fee_refunded": fee,
                 "by": "stripe" if by_stripe else "organizer",
             },
         )
@@ -86,10 +105,12 @@ def _refund_book(
 
 def order_refunds_sync(*, order: Order) -> Order:
     """Stripe says the charge was refunded (maybe from its dashboard): book every refund it knows, then apply."""
-    booked = [
-        _refund_book(order=order, refund=refund, by_stripe=True)
-        for refund in payments.refunds_list(payment_intent_id=order.stripe_payment_intent_id)
-    ]
+    booked = []
+    refunded_before = 0
+    # Oldest first (Stripe lists newest first): each refund's fee part depends on the refunds before it.
+    for refund in reversed(payments.refunds_list(payment_intent_id=order.stripe_payment_intent_id)):
+        booked.append(_refund_book(order=order, refund=refund, refunded_before=refunded_before, by_stripe=True))
+        refunded_before += refund["amount"]
     order_amounts_sync(order)
     refunds_apply(order)
     order.refresh_from_db()

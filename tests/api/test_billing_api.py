@@ -14,7 +14,7 @@ import pytest
 
 from billing import payments
 from billing import services as billing_services
-from billing.models import LedgerEntry, Order, Ticket
+from billing.models import ConnectedAccount, LedgerEntry, Order, Ticket
 from events.models import Event, TicketType
 from eventsaas.models import AuditLog
 from tenants.models import Role
@@ -523,3 +523,24 @@ def test_the_sales_numbers_follow_sales_check_ins_and_refunds(paid_order, concer
     }
     assert (by_name["Balcony"]["sold"], by_name["Balcony"]["remaining"]) == (0, 5)
     assert TicketType.objects.get(pk=stalls.pk).sold == 2
+
+
+def test_order_api_shows_the_platform_fee_and_each_entrys_fee_and_net(
+    tenant, concert, stalls, owner_api, pay, settings
+):
+    settings.PLATFORM_FEE_BASIS_POINTS, settings.PLATFORM_FEE_FIXED = 250, 30
+    ConnectedAccount.objects.update_or_create(
+        tenant=tenant, defaults={"stripe_account_id": "acct_test1", "is_test": True, "charges_enabled": True}
+    )
+    started = checkout(concert, (stalls, 2), attendees=[{"name": "Ada"}, {"name": "Charles"}])
+    pay(started.json()["order_id"])
+
+    refunded = owner_api.post(f"/api/v1/orders/{started.json()['order_id']}/refund", {"amount": 3000}, format="json")
+
+    assert refunded.status_code == 200, refunded.content
+    # 2.5 % of 90.00 = 2.25, plus 0.30; 30.00 of 90.00 gives back a third: 0.85.
+    assert refunded.json()["application_fee"] == 255
+    assert [(e["kind"], e["amount"], e["fee"], e["net"]) for e in refunded.json()["ledger"]] == [
+        ("payment", 9000, 255, 8745),
+        ("refund", 3000, 85, 2915),
+    ]

@@ -95,6 +95,8 @@ def test_order_export_has_amounts_in_major_units_tickets_and_refunds(
         "Total",
         "Paid",
         "Refunded",
+        "Platform fee",
+        "Net",
         "Paid at (Asia/Tokyo)",
         "Last refund at (Asia/Tokyo)",
         "Stripe payment",
@@ -108,6 +110,8 @@ def test_order_export_has_amounts_in_major_units_tickets_and_refunds(
     assert older["Currency"] == "JPY"
     if file_format == "csv":
         assert (older["Tickets"], older["Total"], older["Paid"], older["Refunded"]) == ("3", "13000", "13000", "2500")
+        # The default 2.5 %: 325 yen taken, 63 given back with the 2500 refund (cumulative, half up).
+        assert (older["Platform fee"], older["Net"]) == ("262", "10238")
         assert older["Last refund at (Asia/Tokyo)"] == "2026-06-02 05:15"
         assert newest["Paid"] == "0" and newest["Paid at (Asia/Tokyo)"] == ""
     else:

@@ -53,6 +53,9 @@ def test_partial_refunds_void_tickets_only_when_covered_last_seat_first(fake_str
         "payment_intent": order.stripe_payment_intent_id,
         "amount": "3000",
         "metadata": {"order_id": str(order.pk), "tenant_id": str(order.tenant_id)},
+        # A destination charge (the factories give the organization an account): docs/payments.md.
+        "reverse_transfer": "true",
+        "refund_application_fee": "true",
     }
     assert calls[0].headers["Idempotency-Key"] == f"order-{order.pk}-refund-0-3000"
     (first,) = fake_stripe.refunds.values()

@@ -8,6 +8,9 @@ import urllib.request
 
 import pytest
 import stripe
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from tests.support import stripe_fixtures
 from tests.support.stripe_server import FakeStripe, parse_params
@@ -635,3 +638,115 @@ def test_unknown_route_and_stop():
     fake.stop()  # idempotent
     with pytest.raises(stripe.APIConnectionError):
         client.v1.checkout.sessions.retrieve("cs_test_x")
+
+
+# --- Connect: destination charges ----------------------------------------------------------------
+
+
+def destination_params(fee=150, destination="acct_1Dest"):
+    params = session_params()
+    params["payment_intent_data"] = {
+        "application_fee_amount": fee,
+        "transfer_data": {"destination": destination},
+        "metadata": {"order_id": "42"},
+    }
+    return params
+
+
+def paid_destination_charge(fake_stripe, client, **kwargs):
+    session = client.v1.checkout.sessions.create(params=destination_params(**kwargs))
+    fake_stripe.complete(session.id)
+    pi = client.v1.payment_intents.retrieve(fake_stripe.session(session.id)["payment_intent"])
+    return client.v1.charges.retrieve(pi.latest_charge, params={"expand": ["application_fee", "transfer"]})
+
+
+def test_destination_charge_has_its_transfer_and_application_fee_in_wire_format(fake_stripe, client):
+    charge = paid_destination_charge(fake_stripe, client)
+
+    assert isinstance(charge.application_fee, stripe.ApplicationFee)
+    assert isinstance(charge.transfer, stripe.Transfer)
+    assert (charge.application_fee_amount, charge.transfer_data.destination) == (150, "acct_1Dest")
+    fee, transfer = charge.application_fee, charge.transfer
+    assert fee.id.startswith("fee_") and (fee.amount, fee.account, fee.charge, fee.refunded) == (
+        150,
+        "acct_1Dest",
+        charge.id,
+        False,
+    )
+    assert transfer.id.startswith("tr_") and (transfer.amount, transfer.destination, transfer.source_transaction) == (
+        6000 - 150,
+        "acct_1Dest",
+        charge.id,
+    )
+    listed = client.v1.application_fees.list(params={"charge": charge.id})
+    assert [f.id for f in listed.data] == [fee.id]
+    assert client.v1.transfers.retrieve(transfer.id).amount_reversed == 0
+
+
+@pytest.mark.parametrize(
+    ("pi_data", "param"),
+    [
+        ({"application_fee_amount": 10}, "payment_intent_data[application_fee_amount]"),  # no destination
+        (
+            {"application_fee_amount": 6001, "transfer_data": {"destination": "acct_1Dest"}},
+            "payment_intent_data[application_fee_amount]",
+        ),
+        ({"application_fee_amount": 10, "transfer_data": {"destination": "nope"}}, None),
+        ({"application_fee_amount": -1, "transfer_data": {"destination": "acct_1Dest"}}, None),
+    ],
+)
+def test_bad_connect_parameters_are_refused_and_create_nothing(fake_stripe, client, pi_data, param):
+    params = session_params()
+    params["payment_intent_data"] = pi_data
+    with pytest.raises(stripe.InvalidRequestError) as error:
+        client.v1.checkout.sessions.create(params=params)
+    if param:
+        assert error.value.param == param
+    assert fake_stripe.sessions_created == 0
+
+
+def test_connect_refund_flags_on_a_plain_charge_are_refused(fake_stripe, client):
+    session = client.v1.checkout.sessions.create(params=session_params())
+    fake_stripe.complete(session.id)
+    pi = fake_stripe.session(session.id)["payment_intent"]
+    with pytest.raises(stripe.InvalidRequestError, match="not a destination charge"):
+        client.v1.refunds.create(params={"payment_intent": pi, "amount": 100, "reverse_transfer": True})
+    assert fake_stripe.refunds_created == 0
+
+
+def test_unknown_application_fee_and_transfer_are_404(fake_stripe, client):
+    with pytest.raises(stripe.InvalidRequestError) as fee_error:
+        client.v1.application_fees.refunds.list("fee_nope")
+    with pytest.raises(stripe.InvalidRequestError) as transfer_error:
+        client.v1.transfers.reversals.list("tr_nope")
+    assert fee_error.value.http_status == transfer_error.value.http_status == 404
+
+
+@given(cuts=st.lists(st.integers(min_value=1, max_value=5999), max_size=5, unique=True))
+@hypothesis_settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_fee_refunds_follow_the_apps_rule_and_sum_to_the_fee(fake_stripe, client, cuts):
+    """Any partial refunds, then the rest: each fee refund is the app's `fee_refund_for`, the sum exactly the fee."""
+    from billing.services.fees import fee_refund_for
+
+    charge = paid_destination_charge(fake_stripe, client, fee=173)
+    points = [*sorted(cuts), 6000]
+    refunded, expected = 0, []
+    for point in points:
+        amount = point - refunded
+        client.v1.refunds.create(
+            params={
+                "charge": charge.id,
+                "amount": amount,
+                "reverse_transfer": True,
+                "refund_application_fee": True,
+            }
+        )
+        expected.append(fee_refund_for(fee=173, charged=6000, refunded_before=refunded, amount=amount))
+        refunded = point
+    fee_refunds = client.v1.application_fees.refunds.list(charge.application_fee.id, params={"limit": 100})
+    assert [r.amount for r in reversed(fee_refunds.data)] == expected
+    assert sum(expected) == 173
+    fee = client.v1.application_fees.retrieve(charge.application_fee.id)
+    transfer = client.v1.transfers.retrieve(charge.transfer.id)
+    assert (fee.amount_refunded, fee.refunded) == (173, True)
+    assert (transfer.amount_reversed, transfer.reversed) == (6000 - 173, True)

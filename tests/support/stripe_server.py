@@ -65,7 +65,7 @@ API_VERSION = "2026-10-28.endive"
 
 _ALPHANUM = string.ascii_letters + string.digits
 _REFUND_REASONS = {"duplicate", "fraudulent", "requested_by_customer"}
-_EXPANDABLE = {"payment_intent", "latest_charge", "charge", "line_items"}
+_EXPANDABLE = {"payment_intent", "latest_charge", "charge", "line_items", "application_fee", "transfer"}
 
 
 def _random_id(prefix: str, length: int = 24) -> str:
@@ -208,6 +208,11 @@ _SESSION_CREATE = {
         "receipt_email": None,
         "statement_descriptor": None,
         "statement_descriptor_suffix": None,
+        # Connect: a destination charge (the application fee stays with the platform, the rest is transferred).
+        "application_fee_amount": None,
+        "transfer_data": {"destination": None, "amount": None},
+        "on_behalf_of": None,
+        "transfer_group": None,
     },
     # Accepted and ignored (they change the hosted page, not the objects emulated here).
     "locale": None,
@@ -230,6 +235,8 @@ _REFUND_CREATE = {
     "reason": None,
     "expand": [None],
     "instructions_email": None,
+    "reverse_transfer": None,
+    "refund_application_fee": None,
 }
 _CAPABILITY = {"requested": None}
 _ACCOUNT_CREATE = {
@@ -272,6 +279,27 @@ _EXPAND_ONLY = {"expand": [None]}
 _LIST = {"limit": None, "starting_after": None, "ending_before": None, "expand": [None]}
 _SESSION_LIST = {**_LIST, "payment_intent": None, "status": None, "created": ANY}
 _REFUND_LIST = {**_LIST, "payment_intent": None, "charge": None, "created": ANY}
+_APPLICATION_FEE_LIST = {**_LIST, "charge": None, "created": ANY}
+
+
+def _bool(value: str | None, param: str) -> bool:
+    if value is None:
+        return False
+    if value not in {"true", "false"}:
+        raise _Error(400, f"Invalid boolean: {value}", param=param)
+    return value == "true"
+
+
+def _round_half_up_div(numerator: int, denominator: int) -> int:
+    return (2 * numerator + denominator) // (2 * denominator)
+
+
+def _proportional(total: int, part: int, whole: int) -> int:
+    """`total` x part / whole, half up: the cumulative share of an application fee (or a transfer) refunded.
+
+    The same rule as billing/services/fees.py, so a test can compare the app's ledger with this server.
+    """
+    return _round_half_up_div(total * part, whole) if whole else 0
 
 
 def _check_params(params: Any, schema: Any, path: list, *, empty_allowed: bool = False) -> None:
@@ -421,10 +449,11 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class FakeStripe:
-    """An in-process Stripe API v1 (Checkout + refunds subset) on 127.0.0.1 with an OS-chosen port.
+    """An in-process Stripe API v1 (Checkout, refunds, destination charges subset) on 127.0.0.1, OS-chosen port.
 
     Use as ``with FakeStripe() as fake: ...`` or ``start()``/``stop()``. State is in memory behind one lock.
     Inspect ``requests`` (every API call), ``sessions``/``payment_intents``/``charges``/``refunds`` (objects by id),
+    ``transfers``/``application_fees`` (a destination charge's, with their ``reversals``/``refunds`` lists),
     ``sessions_created``/``refunds_created`` (objects really created, idempotent replays excluded) and ``events``
     (every event a driver method or the /pay page produced).
     """
@@ -439,6 +468,10 @@ class FakeStripe:
         self.payment_intents: dict[str, dict] = {}
         self.charges: dict[str, dict] = {}
         self.refunds: dict[str, dict] = {}
+        # Connect: destination charges' transfers and application fees (with their reversals and refunds).
+        self.transfers: dict[str, dict] = {}
+        self.application_fees: dict[str, dict] = {}
+        self._pi_connect: dict[str, dict] = {}
         self.accounts: dict[str, dict] = {}
         self.account_links: list[dict] = []
         self.accounts_created = 0
@@ -576,6 +609,10 @@ class FakeStripe:
                 "status": "processing",
                 "latest_charge": None,
                 "metadata": copy.deepcopy(self._pi_metadata.get(session_id, {})),
+                "application_fee_amount": self._pi_connect.get(session_id, {}).get("application_fee_amount"),
+                "on_behalf_of": self._pi_connect.get(session_id, {}).get("on_behalf_of"),
+                "transfer_data": copy.deepcopy(self._pi_connect.get(session_id, {}).get("transfer_data")),
+                "transfer_group": self._pi_connect.get(session_id, {}).get("transfer_group"),
                 "receipt_email": buyer_email,
                 "created": int(time.time()),
                 "livemode": False,
@@ -609,8 +646,19 @@ class FakeStripe:
             self._expire(session)
             return self._event("checkout.session.expired", session)
 
-    def refund_outside(self, payment_intent_id: str, amount: int | None = None, *, reason: str | None = None) -> dict:
-        """A refund made in the Stripe dashboard (not asked for by the app); returns the refund object."""
+    def refund_outside(
+        self,
+        payment_intent_id: str,
+        amount: int | None = None,
+        *,
+        reason: str | None = None,
+        reverse_transfer: bool | None = None,
+        refund_application_fee: bool | None = None,
+    ) -> dict:
+        """A refund made in the Stripe dashboard (not asked for by the app); returns the refund object.
+
+        On a destination charge it reverses the transfer and refunds the application fee unless told otherwise.
+        """
         with self._lock:
             pi = self._pi_for_driver(payment_intent_id)
             if not pi["latest_charge"]:
@@ -620,7 +668,17 @@ class FakeStripe:
             amount = remaining if amount is None else amount
             if not 0 < amount <= remaining:
                 raise ValueError(f"cannot refund {amount}, {remaining} remains on {charge['id']}")
-            return copy.deepcopy(self._refund(charge, amount, {}, reason))
+            connect = bool(charge["transfer_data"])
+            return copy.deepcopy(
+                self._refund(
+                    charge,
+                    amount,
+                    {},
+                    reason,
+                    reverse_transfer=connect if reverse_transfer is None else reverse_transfer,
+                    refund_fee=connect if refund_application_fee is None else refund_application_fee,
+                )
+            )
 
     def charge_refunded(self, payment_intent_id: str) -> dict:
         """``charge.refunded`` for the payment intent's charge (``amount_refunded`` is cumulative)."""
@@ -718,15 +776,31 @@ class FakeStripe:
             "receipt_email": pi["receipt_email"],
             "created": int(time.time()),
             "livemode": False,
+            "application_fee": None,
+            "application_fee_amount": pi["application_fee_amount"],
+            "on_behalf_of": pi["on_behalf_of"],
+            "transfer": None,
+            "transfer_data": copy.deepcopy(pi["transfer_data"]),
+            "transfer_group": pi["transfer_group"],
         }
         self.charges[charge["id"]] = charge
+        self._destination_charge(charge)
         pi.update(status="succeeded", amount_received=pi["amount"], latest_charge=charge["id"])
         session["payment_status"] = "paid"
 
     def _expire(self, session: dict) -> None:
         session.update(status="expired", url=None)
 
-    def _refund(self, charge: dict, amount: int, metadata: dict, reason: str | None) -> dict:
+    def _refund(
+        self,
+        charge: dict,
+        amount: int,
+        metadata: dict,
+        reason: str | None,
+        *,
+        reverse_transfer: bool = False,
+        refund_fee: bool = False,
+    ) -> dict:
         refund = {
             "id": _random_id("re_"),
             "object": "refund",
@@ -740,9 +814,11 @@ class FakeStripe:
             "reason": reason,
             "receipt_number": None,
             "status": "succeeded",
+            "transfer_reversal": None,
         }
         self.refunds[refund["id"]] = refund
         self.refunds_created += 1
+        self._refund_connect(charge, refund, reverse_transfer=reverse_transfer, refund_application_fee=refund_fee)
         charge["amount_refunded"] += amount
         charge["refunded"] = charge["amount_refunded"] >= charge["amount"]
         return refund
@@ -764,7 +840,14 @@ class FakeStripe:
         return copy.deepcopy(event)
 
     def _lookup(self, object_id: str) -> dict | None:
-        for store in (self.payment_intents, self.charges, self.refunds, self.sessions):
+        for store in (
+            self.payment_intents,
+            self.charges,
+            self.refunds,
+            self.sessions,
+            self.transfers,
+            self.application_fees,
+        ):
             if object_id in store:
                 return store[object_id]
         return None
@@ -782,6 +865,11 @@ class FakeStripe:
         ("GET", re.compile(r"/v1/refunds/(?P<object_id>[^/]+)"), "_retrieve_refund"),
         ("GET", re.compile(r"/v1/payment_intents/(?P<object_id>[^/]+)"), "_retrieve_payment_intent"),
         ("GET", re.compile(r"/v1/charges/(?P<object_id>[^/]+)"), "_retrieve_charge"),
+        ("GET", re.compile(r"/v1/application_fees"), "_list_application_fees"),
+        ("GET", re.compile(r"/v1/application_fees/(?P<object_id>[^/]+)"), "_retrieve_application_fee"),
+        ("GET", re.compile(r"/v1/application_fees/(?P<object_id>[^/]+)/refunds"), "_list_fee_refunds"),
+        ("GET", re.compile(r"/v1/transfers/(?P<object_id>[^/]+)"), "_retrieve_transfer"),
+        ("GET", re.compile(r"/v1/transfers/(?P<object_id>[^/]+)/reversals"), "_list_transfer_reversals"),
         ("POST", re.compile(r"/v1/accounts"), "_create_account"),
         ("GET", re.compile(r"/v1/accounts/(?P<object_id>[^/]+)"), "_retrieve_account"),
         ("POST", re.compile(r"/v1/accounts/(?P<object_id>[^/]+)"), "_update_account"),
@@ -1086,6 +1174,7 @@ class FakeStripe:
         pi_metadata = _metadata(
             (params.get("payment_intent_data") or {}).get("metadata"), "payment_intent_data[metadata]"
         )
+        connect = self._connect_params(params.get("payment_intent_data") or {}, amount_total)
         self._check_expand(params, {"payment_intent", "line_items"})
 
         session_id = _random_id("cs_test_", 58)
@@ -1124,6 +1213,7 @@ class FakeStripe:
         self.sessions[session_id] = session
         self._line_items[session_id] = line_items
         self._pi_metadata[session_id] = pi_metadata
+        self._pi_connect[session_id] = connect
         self.sessions_created += 1
         return self._expand(session, params)
 
@@ -1229,7 +1319,17 @@ class FakeStripe:
                 param="amount",
                 saved=True,
             )
-        return self._expand(self._refund(charge, amount, metadata, reason), params)
+        reverse_transfer = _bool(params.get("reverse_transfer"), "reverse_transfer")
+        refund_fee = _bool(params.get("refund_application_fee"), "refund_application_fee")
+        if (reverse_transfer or refund_fee) and not charge["transfer_data"]:
+            param = "reverse_transfer" if reverse_transfer else "refund_application_fee"
+            raise _Error(
+                400, f"The charge {charge['id']} is not a destination charge: {param} cannot be set.", param=param
+            )
+        refund = self._refund(
+            charge, amount, metadata, reason, reverse_transfer=reverse_transfer, refund_fee=refund_fee
+        )
+        return self._expand(refund, params)
 
     def _list_refunds(self, params: dict) -> dict:
         _check_params(params, _REFUND_LIST, [])
@@ -1257,6 +1357,199 @@ class FakeStripe:
         if object_id not in self.charges:
             raise _no_such("charge", object_id)
         return self._expand(self.charges[object_id], params)
+
+    # --- Connect: destination charges ----------------------------------------------------------------------------
+
+    def _connect_params(self, pi_data: dict, amount_total: int) -> dict:
+        """Check a session's Connect parameters (payment_intent_data[...]) as Stripe does; the PaymentIntent's."""
+        fee = _int(pi_data.get("application_fee_amount"), "payment_intent_data[application_fee_amount]", minimum=0)
+        transfer_data = pi_data.get("transfer_data")
+        on_behalf_of = pi_data.get("on_behalf_of")
+        destination = None
+        if transfer_data is not None:
+            destination = transfer_data.get("destination")
+            if destination is None:
+                raise _missing("payment_intent_data[transfer_data][destination]")
+            if not re.fullmatch(r"acct_\w+", destination):
+                raise _no_such("account", destination, "payment_intent_data[transfer_data][destination]")
+            if transfer_data.get("amount") is not None and fee is not None:
+                raise _Error(
+                    400,
+                    "You cannot specify both application_fee_amount and transfer_data[amount].",
+                    param="payment_intent_data[application_fee_amount]",
+                )
+        if fee is not None:
+            if destination is None and on_behalf_of is None:
+                raise _Error(
+                    400,
+                    "Can only apply an application_fee_amount when the PaymentIntent is attempting a direct payment "
+                    "(using an OAuth key or Stripe-Account header) or destination payment (using "
+                    "`transfer_data[destination]`).",
+                    param="payment_intent_data[application_fee_amount]",
+                )
+            if fee > amount_total:
+                raise _Error(
+                    400,
+                    "The application fee amount cannot be greater than the amount of the payment.",
+                    param="payment_intent_data[application_fee_amount]",
+                )
+        return {
+            "application_fee_amount": fee,
+            "on_behalf_of": on_behalf_of,
+            "transfer_data": {"destination": destination, "amount": None} if destination else None,
+            "transfer_group": pi_data.get("transfer_group"),
+        }
+
+    def _destination_charge(self, charge: dict) -> None:
+        """On capture: the transfer of the amount less the fee to the destination, and the application fee."""
+        if not charge["transfer_data"]:
+            return
+        now = int(time.time())
+        destination = charge["transfer_data"]["destination"]
+        fee_amount = charge["application_fee_amount"] or 0
+        transfer_id = _random_id("tr_")
+        transfer = {
+            "id": transfer_id,
+            "object": "transfer",
+            "amount": charge["amount"] - fee_amount,
+            "amount_reversed": 0,
+            "balance_transaction": _random_id("txn_"),
+            "created": now,
+            "currency": charge["currency"],
+            "description": None,
+            "destination": destination,
+            "destination_payment": _random_id("py_"),
+            "livemode": False,
+            "metadata": {},
+            "reversals": {
+                "object": "list",
+                "data": [],
+                "has_more": False,
+                "total_count": 0,
+                "url": f"/v1/transfers/{transfer_id}/reversals",
+            },
+            "reversed": False,
+            "source_transaction": charge["id"],
+            "source_type": "card",
+            "transfer_group": charge["transfer_group"] or f"group_{charge['payment_intent']}",
+        }
+        self.transfers[transfer_id] = transfer
+        charge["transfer"] = transfer_id
+        if charge["application_fee_amount"] is not None:
+            fee_id = _random_id("fee_")
+            self.application_fees[fee_id] = {
+                "id": fee_id,
+                "object": "application_fee",
+                "account": destination,
+                "amount": fee_amount,
+                "amount_refunded": 0,
+                "application": "ca_" + "fakestripe",
+                "balance_transaction": _random_id("txn_"),
+                "charge": charge["id"],
+                "created": now,
+                "currency": charge["currency"],
+                "fee_source": {"charge": charge["id"], "type": "charge"},
+                "livemode": False,
+                "originating_transaction": None,
+                "refunded": False,
+                "refunds": {
+                    "object": "list",
+                    "data": [],
+                    "has_more": False,
+                    "total_count": 0,
+                    "url": f"/v1/application_fees/{fee_id}/refunds",
+                },
+            }
+            charge["application_fee"] = fee_id
+
+    def _refund_connect(
+        self, charge: dict, refund: dict, *, reverse_transfer: bool, refund_application_fee: bool
+    ) -> None:
+        """A refund of a destination charge: the fee given back and the transfer reversed, each in proportion.
+
+        Cumulative over the charge's refunds, half up (billing/services/fees.py): after refunds totalling R of a
+        charge A with fee F, F x R / A of the fee is refunded in all, so a full refund gives back exactly F. With
+        both flags the reversal is the refund less the fee part (the connected account pays what it received).
+        """
+        before, after, whole = charge["amount_refunded"], charge["amount_refunded"] + refund["amount"], charge["amount"]
+        fee_part = 0
+        fee = self.application_fees.get(charge["application_fee"] or "")
+        if refund_application_fee and fee is not None:
+            fee_part = _proportional(fee["amount"], after, whole) - _proportional(fee["amount"], before, whole)
+            fee_refund = {
+                "id": _random_id("fr_"),
+                "object": "fee_refund",
+                "amount": fee_part,
+                "balance_transaction": _random_id("txn_"),
+                "created": int(time.time()),
+                "currency": fee["currency"],
+                "fee": fee["id"],
+                "metadata": {},
+            }
+            fee["refunds"]["data"].insert(0, fee_refund)
+            fee["refunds"]["total_count"] += 1
+            fee["amount_refunded"] += fee_part
+            fee["refunded"] = fee["amount_refunded"] >= fee["amount"]
+        transfer = self.transfers.get(charge["transfer"] or "")
+        if reverse_transfer and transfer is not None:
+            if refund_application_fee and fee is not None:
+                reversed_amount = refund["amount"] - fee_part
+            else:
+                reversed_amount = _proportional(transfer["amount"], after, whole) - _proportional(
+                    transfer["amount"], before, whole
+                )
+            reversal = {
+                "id": _random_id("trr_"),
+                "object": "transfer_reversal",
+                "amount": reversed_amount,
+                "balance_transaction": _random_id("txn_"),
+                "created": int(time.time()),
+                "currency": transfer["currency"],
+                "destination_payment_refund": _random_id("pyr_"),
+                "metadata": {},
+                "source_refund": refund["id"],
+                "transfer": transfer["id"],
+            }
+            transfer["reversals"]["data"].insert(0, reversal)
+            transfer["reversals"]["total_count"] += 1
+            transfer["amount_reversed"] += reversed_amount
+            transfer["reversed"] = transfer["amount_reversed"] >= transfer["amount"]
+            refund["transfer_reversal"] = reversal["id"]
+
+    def _get_application_fee(self, fee_id: str) -> dict:
+        if fee_id not in self.application_fees:
+            raise _no_such("application_fee", fee_id)
+        return self.application_fees[fee_id]
+
+    def _list_application_fees(self, params: dict) -> dict:
+        _check_params(params, _APPLICATION_FEE_LIST, [])
+        items = list(reversed(self.application_fees.values()))
+        if params.get("charge"):
+            items = [fee for fee in items if fee["charge"] == params["charge"]]
+        return self._list(items, params, "/v1/application_fees")
+
+    def _retrieve_application_fee(self, params: dict, object_id: str) -> dict:
+        _check_params(params, _EXPAND_ONLY, [])
+        return self._expand(self._get_application_fee(object_id), params)
+
+    def _list_fee_refunds(self, params: dict, object_id: str) -> dict:
+        _check_params(params, _LIST, [])
+        fee = self._get_application_fee(object_id)
+        return self._list(fee["refunds"]["data"], params, f"/v1/application_fees/{object_id}/refunds")
+
+    def _get_transfer(self, transfer_id: str) -> dict:
+        if transfer_id not in self.transfers:
+            raise _no_such("transfer", transfer_id)
+        return self.transfers[transfer_id]
+
+    def _retrieve_transfer(self, params: dict, object_id: str) -> dict:
+        _check_params(params, _EXPAND_ONLY, [])
+        return self._expand(self._get_transfer(object_id), params)
+
+    def _list_transfer_reversals(self, params: dict, object_id: str) -> dict:
+        _check_params(params, _LIST, [])
+        transfer = self._get_transfer(object_id)
+        return self._list(transfer["reversals"]["data"], params, f"/v1/transfers/{object_id}/reversals")
 
     def _create_account(self, params: dict) -> dict:
         _check_params(params, _ACCOUNT_CREATE, [])
