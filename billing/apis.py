@@ -1,4 +1,5 @@
-"""The ticketing API: the public checkout, and the organizer's orders, refunds, check-in and sales numbers."""
+"""The ticketing API: the public checkout and waitlist, and the organizer's orders, refunds, check-in, sales
+numbers and waitlist."""
 
 from typing import Any
 
@@ -14,7 +15,7 @@ from rest_framework.views import APIView
 
 from billing import selectors, services
 from billing.filters import OrderFilterSet
-from billing.models import LedgerEntry, Order, Ticket
+from billing.models import LedgerEntry, Order, Ticket, WaitlistEntry
 from billing.throttling import RETRY_AFTER_SECONDS, checkout_is_throttled
 from events.permissions import OrganizerEventApi, organizer_event
 from events.selectors import event_on_sale
@@ -476,3 +477,101 @@ class EventSalesApi(OrganizerEventApi):
     def get(self, request, event_id):
         event = self.event
         return Response(self.OutputSerializer(selectors.sales_summary(event=event)).data)
+
+
+# --- The waitlist ----------------------------------------------------------------------------------
+
+
+class WaitlistJoinApi(APIView):
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    class InputSerializer(StrictSerializer):
+        ticket_type = serializers.UUIDField(help_text="A sold-out ticket type of this event")
+        email = serializers.EmailField(max_length=254, help_text="The offer is sent here when a seat frees up")
+        name = serializers.CharField(allow_blank=True, max_length=200, required=False, default="")
+        access_code = serializers.CharField(
+            allow_blank=True, max_length=40, required=False, default="", help_text="For a hidden ticket type"
+        )
+
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.UUIDField(source="pk")
+        ticket_type = serializers.UUIDField(source="ticket_type_id")
+        status = serializers.CharField()
+        joined_at = serializers.DateTimeField(source="created_at")
+        url = serializers.SerializerMethodField(help_text="The entry's page: its place, its offer, the way out")
+
+        def get_url(self, entry) -> str:
+            return settings.SITE_URL + services.waitlist_entry_path(entry)
+
+    @extend_schema(
+        operation_id="waitlist_join",
+        request=InputSerializer,
+        responses={
+            201: OutputSerializer,
+            400: OpenApiResponse(
+                ERROR, description="Bad input, a type that is not sold out, or an address already in line"
+            ),
+            404: OpenApiResponse(ERROR, description="No published ticketed event with this id"),
+            429: OpenApiResponse(ERROR, description="`throttled`: too many attempts from this client"),
+        },
+        description=(
+            "Public, no token. Puts an email address in line for a sold-out ticket type. When a seat frees up, "
+            "the first in line gets an email offering it, held for them for a while (docs/waitlist.md)."
+        ),
+        tags=["tickets"],
+    )
+    def post(self, request, event_id):
+        if checkout_is_throttled(request._request):
+            return Response(
+                {"code": "throttled", "detail": _("Too many attempts. Please wait a minute and try again.")},
+                status=status.HTTP_429_TOO_MANY_REQUESTS,
+                headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+            )
+        event = event_on_sale(event_id=event_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        body = data.validated_data
+        try:
+            entry = services.waitlist_join(
+                event=event,
+                ticket_type_id=body["ticket_type"],
+                email=body["email"],
+                name=body["name"],
+                language=_buyer_language(request, event),
+                access_code=body["access_code"],
+            )
+        except DjangoValidationError as invalid:
+            raise exceptions.ValidationError(_service_errors(invalid)) from None
+        return Response(self.OutputSerializer(entry).data, status=status.HTTP_201_CREATED)
+
+
+class WaitlistEntrySerializer(serializers.Serializer):
+    id = serializers.UUIDField(source="pk")
+    ticket_type = TicketTypeRefSerializer()
+    email = serializers.EmailField()
+    name = serializers.CharField()
+    language = serializers.CharField()
+    status = serializers.ChoiceField(choices=WaitlistEntry.Status.choices)
+    joined_at = serializers.DateTimeField(source="created_at")
+    offered_at = serializers.DateTimeField(allow_null=True)
+    offer_expires_at = serializers.DateTimeField(allow_null=True)
+    order_id = serializers.UUIDField(allow_null=True, help_text="The order that took the offer")
+
+
+class EventWaitlistApi(OrganizerEventApi):
+    pagination_class = Pagination
+
+    @extend_schema(
+        operation_id="event_waitlist",
+        responses={200: WaitlistEntrySerializer(many=True), 404: NOT_FOUND},
+        description="The event's waitlist in line order (every status), all ticket types.",
+        tags=["orders"],
+    )
+    def get(self, request, event_id):
+        return paginated_response(
+            queryset=selectors.waitlist_list(event=self.event),
+            serializer_class=WaitlistEntrySerializer,
+            request=request,
+            view=self,
+        )

@@ -137,3 +137,26 @@ class ShopForm(EventQuestionsMixin, forms.Form):
             access_code=data.get("code", ""),
             language=language,
         )
+
+
+class WaitlistJoinForm(forms.Form):
+    """Join the waitlist of one sold-out ticket type (its id travels as a hidden field)."""
+
+    ticket_type = forms.CharField(widget=forms.HiddenInput, max_length=64)
+    email = forms.EmailField(
+        label=_("Email"),
+        help_text=_("When a seat frees up, it is held for you and the offer is sent to this address."),
+        widget=forms.EmailInput(attrs={"autocomplete": "email"}),
+    )
+    name = forms.CharField(
+        label=_("Your name"), required=False, max_length=200, widget=forms.TextInput(attrs={"autocomplete": "name"})
+    )
+    code = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
+
+
+class WaitlistOfferForm(forms.Form):
+    """Buy the seat a waitlist offer holds: the buyer's name (the email is the entry's)."""
+
+    buyer_name = forms.CharField(
+        label=_("Your name"), max_length=200, widget=forms.TextInput(attrs={"autocomplete": "name"})
+    )

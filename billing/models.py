@@ -346,3 +346,71 @@ class WebhookEvent(models.Model):
 
     def __str__(self):
         return f"{self.type} {self.stripe_event_id}"
+
+
+class WaitlistEntry(models.Model):
+    """A buyer waiting for a seat of a sold-out ticket type; offered a held seat when one frees up.
+
+    waiting -> offered (a seat reserved for them until `offer_expires_at`) -> claimed (an order took
+    the held seat) | expired (the seat went back and on to the next) ; waiting|offered -> left.
+    Every arrow is one compare-and-set on this row, paired with one seat compare-and-set on the
+    ticket type (billing/services/waitlist.py), so a freed seat is offered once.
+    """
+
+    class Status(models.TextChoices):
+        WAITING = "waiting", _("Waiting")
+        OFFERED = "offered", _("Offered a seat")
+        CLAIMED = "claimed", _("Took the offer")
+        EXPIRED = "expired", _("Offer expired")
+        LEFT = "left", _("Left the waitlist")
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, models.CASCADE, verbose_name=_("organization"), related_name="+", db_index=False)
+    event = models.ForeignKey(Event, models.CASCADE, verbose_name=_("event"), related_name="+", db_index=False)
+    ticket_type = models.ForeignKey(
+        TicketType, models.CASCADE, verbose_name=_("ticket type"), related_name="+", db_index=False
+    )
+    email = models.EmailField(_("email"))
+    name = models.CharField(_("name"), max_length=200, blank=True)
+    language = models.CharField(_("language"), max_length=10, default="en")
+    status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.WAITING)
+    # The entry's links (offer, leave); replaced at each offer so an old email's link stops working.
+    token = models.CharField(_("access token"), max_length=32, default=new_secret, editable=False)
+    # The place in line: the earliest waiting entry is offered first.
+    created_at = MillisecondDateTimeField(_("joined at"), default=timezone.now)
+    offered_at = MillisecondDateTimeField(_("offered at"), null=True, blank=True)
+    offer_expires_at = MillisecondDateTimeField(_("offer expires at"), null=True, blank=True)
+    closed_at = MillisecondDateTimeField(_("claimed, expired or left at"), null=True, blank=True)
+    order_id = models.UUIDField(_("order"), null=True, blank=True)
+    # Each email's claim and mark (compare-and-set), so a redelivered task sends it once.
+    offer_email_claimed_at = MillisecondDateTimeField(_("offer email claimed at"), null=True, blank=True)
+    offer_email_sent_at = MillisecondDateTimeField(_("offer email sent at"), null=True, blank=True)
+    expired_email_claimed_at = MillisecondDateTimeField(_("offer expired email claimed at"), null=True, blank=True)
+    expired_email_sent_at = MillisecondDateTimeField(_("offer expired email sent at"), null=True, blank=True)
+
+    objects = TenantScopedQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("waitlist entry")
+        verbose_name_plural = _("waitlist entries")
+        ordering = ["created_at"]
+        constraints = [
+            # One row per address and type: joining again reuses it (back of the line), so two
+            # simultaneous joins cannot put one address in line twice.
+            models.UniqueConstraint(fields=["ticket_type", "email"], name="waitlistentry_unique_type_email"),
+        ]
+        indexes = [
+            # Next in line for a type, and whether anyone waits for it.
+            models.Index(fields=["ticket_type", "status", "created_at"], name="waitlist_type_status_created"),
+            # The sweep: offers past their hold.
+            models.Index(fields=["status", "offer_expires_at"], name="waitlist_status_expires"),
+            # The organizer's list per event.
+            models.Index(fields=["tenant", "event", "created_at"], name="waitlist_event_created"),
+        ]
+
+    def __str__(self):
+        return f"{self.email} ({self.get_status_display()})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in {self.Status.WAITING, self.Status.OFFERED}

@@ -1,5 +1,6 @@
 """Emails about orders: to the buyer (tickets, refunds, an order that expired or whose payment failed) and to the
-organizers (an order that needs them). Each is sent once per order or refund: a claim (compare-and-set) on the row."""
+organizers (an order that needs them); the waitlist's offer and offer-expired emails. Each is sent once per order,
+refund or offer: a claim (compare-and-set) on the row."""
 
 import logging
 from collections.abc import Mapping
@@ -18,10 +19,11 @@ from django.utils.functional import Promise
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from billing.models import LedgerEntry, Order, Ticket
+from billing.models import LedgerEntry, Order, Ticket, WaitlistEntry
 from billing.qr import qr_png
 from billing.selectors import order_holder
 from events.calendar import event_calendar, event_calendar_filename
+from eventsaas.dates import format_event_datetime
 from eventsaas.mail import EmailWithInlineImages, calendar_attachment, email_subject, send_once, sender_in_name_of
 from eventsaas.money import money_format
 from guests.notifications import rsvp_link
@@ -271,4 +273,72 @@ def _closed_email_send(order: Order, reason: str) -> None:
             "payment_failed": payment_failed,
             "total": money_format(order.total, order.currency, locale=buyer_language(order)),
         },
+    )
+
+
+# --- Waitlist ----------------------------------------------------------------------------------
+
+
+def _waitlist_email(entry: WaitlistEntry, *, subject: str, template: str, context: dict) -> None:
+    event = entry.event
+    with translation.override(entry.language or event.language), timezone.override(event.tzinfo):
+        context = {"event": event, "entry": entry, "ticket_type": entry.ticket_type, **context}
+        text = render_to_string(f"emails/{template}.txt", context)
+        html = render_to_string(f"emails/{template}.html", context)
+        subject = email_subject(subject, event=event.name)
+    email = EmailMultiAlternatives(
+        subject=subject,
+        body=text,
+        from_email=sender_in_name_of(event.tenant.name),
+        to=[entry.email],
+        reply_to=[event.contact_email] if event.contact_email else None,
+    )
+    email.attach_alternative(html, "text/html")
+    email.send()
+
+
+def waitlist_offer_send(*, entry: WaitlistEntry) -> bool:
+    """Email the offer once: the link to buy the held seat and when the hold ends, in the event's zone."""
+    if entry.status != WaitlistEntry.Status.OFFERED:
+        return False
+
+    from billing.services import waitlist_entry_path
+
+    def send():
+        event = entry.event
+        with translation.override(entry.language or event.language):
+            subject = _("A ticket for %(event)s is yours if you want it")
+            context = {
+                "offer_url": settings.SITE_URL + waitlist_entry_path(entry),
+                "hold_ends": format_event_datetime(entry.offer_expires_at, event.tzinfo),
+            }
+            _waitlist_email(entry, subject=subject, template="waitlist_offer", context=context)
+
+    return send_once(
+        WaitlistEntry.objects.filter(status=WaitlistEntry.Status.OFFERED, token=entry.token),
+        pk=entry.pk,
+        claim_field="offer_email_claimed_at",
+        sent_field="offer_email_sent_at",
+        send=send,
+    )
+
+
+def waitlist_offer_expired_send(*, entry: WaitlistEntry) -> bool:
+    """Email once that the offer ran out and the seat went to the next person in line."""
+    if entry.status != WaitlistEntry.Status.EXPIRED:
+        return False
+
+    def send():
+        event = entry.event
+        with translation.override(entry.language or event.language):
+            subject = _("Your ticket offer for %(event)s has expired")
+            shop_url = settings.SITE_URL + reverse("billing:shop", kwargs={"event_id": event.pk})
+            _waitlist_email(entry, subject=subject, template="waitlist_offer_expired", context={"shop_url": shop_url})
+
+    return send_once(
+        WaitlistEntry.objects.filter(status=WaitlistEntry.Status.EXPIRED),
+        pk=entry.pk,
+        claim_field="expired_email_claimed_at",
+        sent_field="expired_email_sent_at",
+        send=send,
     )

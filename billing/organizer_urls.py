@@ -31,6 +31,7 @@ urlpatterns = [
     path(prefix + "orders/<uuid:order_id>/refund/", views.order_refund, name="order-refund"),
     path(prefix + "orders/<uuid:order_id>/accept/", views.order_accept, name="order-accept"),
     path(prefix + "orders/<uuid:order_id>/resend/", views.order_resend, name="order-resend"),
+    path(prefix + "waitlist/", views.waitlist, name="waitlist"),
     path(prefix + "check-in/", views.check_in, name="check-in"),
     path(prefix + "check-in/export/<str:file_format>/", views.check_in_export, name="check-in-export"),
 ]

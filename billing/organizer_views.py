@@ -1,4 +1,4 @@
-"""The organizer's billing pages: a ticketed event's orders, refunds and check-in, and the organization's Payments.
+"""The organizer's billing pages: an event's orders, refunds, waitlist and check-in; the organization's Payments.
 
 Under /o/<tenant_slug>/events/<event_id>/: TenantMiddleware has resolved the
 organization and the member's role; every row is loaded through the tenant.
@@ -23,8 +23,9 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from billing import exports, selectors, services
 from billing import payments as payments_module
 from billing.forms_organizer import CheckInForm, RefundForm
-from billing.models import ATTENTION_STATUSES, Order
+from billing.models import ATTENTION_STATUSES, Order, WaitlistEntry
 from billing.views import order_lines
+from events.models import TicketType
 from events.selectors import ticketed_event_get
 from eventsaas.dates import format_event_clock
 from eventsaas.forms import add_service_errors
@@ -87,6 +88,34 @@ def order_list(request, event_id):
     ]
     context = {"event": event, "page": page, "status": status, "filters": filters}
     return render(request, "billing/organizer/order_list.html", context)
+
+
+# --- Waitlist --------------------------------------------------------------------------------------
+
+
+@require_safe
+def waitlist(request, event_id):
+    """Who waits for which ticket type, in line order: counts per type, then the entries (every status)."""
+    event = ticketed_event_get(tenant=request.tenant, event_id=event_id)
+    counts = selectors.waitlist_counts(event=event)
+    types = [
+        {"ticket_type": t, **counts.get(t.pk, {"waiting": 0, "offered": 0})}
+        for t in TicketType.objects.for_tenant(request.tenant).filter(event_id=event.pk)
+    ]
+    status = request.GET.get("status", "")
+    entries = selectors.waitlist_list(event=event)
+    if status in WaitlistEntry.Status.values:
+        entries = entries.filter(status=status)
+    page = Paginator(entries, ORDERS_PAGE_SIZE).get_page(request.GET.get("page"))
+    context = {
+        "event": event,
+        "types": types,
+        "page": page,
+        "status": status,
+        "statuses": WaitlistEntry.Status.choices,
+        "hold_minutes": settings.WAITLIST_OFFER_HOLD_MINUTES,
+    }
+    return render(request, "billing/organizer/waitlist.html", context)
 
 
 # --- Exports ----------------------------------------------------------------------------------------

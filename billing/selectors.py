@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 from django.db.models import Count, Max, Min, Q, QuerySet, Sum
 
-from billing.models import ATTENTION_STATUSES, ConnectedAccount, LedgerEntry, Order, Ticket
+from billing.models import ATTENTION_STATUSES, ConnectedAccount, LedgerEntry, Order, Ticket, WaitlistEntry
 from events.models import Event, TicketType
 from eventsaas.models import AuditLog
 from guests.models import Guest
@@ -425,3 +425,48 @@ def earnings_for(*, tenant: Tenant) -> Earnings:
         periods=periods,
         totals=sorted(totals.values(), key=lambda t: t.currency),
     )
+
+
+# --- Waitlist ------------------------------------------------------------------------------------
+
+
+def waitlist_entry_for_buyer(*, entry_id: uuid.UUID, token: str) -> WaitlistEntry | None:
+    """The entry its emailed link names, or None (unknown id or wrong token: the same answer)."""
+    entry = WaitlistEntry.objects.select_related("event", "event__tenant", "ticket_type").filter(pk=entry_id).first()
+    if entry is None or not _same(entry.token, token):
+        return None
+    return entry
+
+
+def waitlist_held_back_type_ids(*, ticket_types: Sequence[TicketType]) -> set[uuid.UUID]:
+    """Of these types, the ones with people waiting: their free seats are the waitlist's, not the public's."""
+    if not ticket_types:
+        return set()
+    return set(
+        WaitlistEntry.objects.filter(
+            ticket_type_id__in=[t.pk for t in ticket_types], status=WaitlistEntry.Status.WAITING
+        ).values_list("ticket_type_id", flat=True)
+    )
+
+
+def waitlist_list(*, event: Event, ticket_type_id: uuid.UUID | None = None) -> QuerySet[WaitlistEntry]:
+    """The event's waitlist in line order, optionally of one type (the organizer's page and API)."""
+    entries = WaitlistEntry.objects.for_tenant(event.tenant).filter(event_id=event.pk).select_related("ticket_type")
+    if ticket_type_id is not None:
+        entries = entries.filter(ticket_type_id=ticket_type_id)
+    return entries.order_by("created_at", "pk")
+
+
+def waitlist_counts(*, event: Event) -> dict[uuid.UUID, dict[str, int]]:
+    """Per ticket type: how many wait and how many hold an offer now."""
+    counts: dict[uuid.UUID, dict[str, int]] = {}
+    rows = (
+        WaitlistEntry.objects.for_tenant(event.tenant)
+        .filter(event_id=event.pk, status__in=[WaitlistEntry.Status.WAITING, WaitlistEntry.Status.OFFERED])
+        .values("ticket_type_id", "status")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    for row in rows:
+        counts.setdefault(row["ticket_type_id"], {"waiting": 0, "offered": 0})[row["status"]] = row["n"]
+    return counts

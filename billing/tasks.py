@@ -1,9 +1,11 @@
 """Celery tasks of billing: adapters that load by primary key and call one service (docs/workers.md)."""
 
+import uuid
+
 from celery import shared_task
 
 from billing import notifications, services
-from billing.models import Order, WebhookEvent
+from billing.models import Order, WaitlistEntry, WebhookEvent
 
 
 @shared_task(name="billing.webhook_event_process")
@@ -61,3 +63,33 @@ def order_closed_notify_task(*, order_id: str, reason: str) -> bool:
     if order is None:
         return False
     return notifications.order_closed_notify(order=order, reason=reason)
+
+
+@shared_task(name="billing.waitlist_offer")
+def waitlist_offer_task(*, ticket_type_id: str) -> int:
+    """Seats of a type were freed: offer them to the people waiting, first in line first."""
+    return services.waitlist_offer_next(ticket_type_id=uuid.UUID(ticket_type_id))
+
+
+@shared_task(name="billing.waitlist_sweep", autoretry_for=(), record_failure=False)
+def waitlist_sweep_task() -> dict[str, int]:
+    """Periodic: expire unused offers (their seats pass to the next) and offer free seats to people waiting."""
+    return services.waitlist_sweep()
+
+
+@shared_task(name="billing.waitlist_offer_send")
+def waitlist_offer_send_task(*, entry_id: str) -> bool:
+    """Email a waitlist offer (the link and the hold's end), once per offer."""
+    entry = WaitlistEntry.objects.select_related("event", "event__tenant", "ticket_type").filter(pk=entry_id).first()
+    if entry is None:
+        return False
+    return notifications.waitlist_offer_send(entry=entry)
+
+
+@shared_task(name="billing.waitlist_offer_expired_send")
+def waitlist_offer_expired_send_task(*, entry_id: str) -> bool:
+    """Email that a waitlist offer expired unused, once."""
+    entry = WaitlistEntry.objects.select_related("event", "event__tenant", "ticket_type").filter(pk=entry_id).first()
+    if entry is None:
+        return False
+    return notifications.waitlist_offer_expired_send(entry=entry)

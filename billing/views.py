@@ -18,7 +18,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from billing import payments, selectors, services
-from billing.forms import ShopForm
+from billing.forms import ShopForm, WaitlistJoinForm, WaitlistOfferForm
 from billing.qr import qr_svg
 from billing.throttling import RETRY_AFTER_SECONDS, checkout_is_throttled
 from events import selectors as events_selectors
@@ -86,6 +86,7 @@ def shop(request, event_id):
 
 def _shop_form(event, data, access_code: str, *, carried=None) -> ShopForm:
     """The shop's form: bound to a POST, or unbound with `carried` values (the "Update" button's)."""
+    # Types whose free seats are held back for their waitlist come as sold out (billing.hooks).
     types = events_selectors.ticket_types_for_sale(event=event, access_code=access_code)
     return ShopForm(
         data,
@@ -135,12 +136,16 @@ def _shop_checkout(request, event, language: str, form: ShopForm, access_code: s
     return _CheckoutAttempt(form, redirect=response)
 
 
-def _shop_page(request, event, language):
-    data = request.POST if request.method == "POST" else None
+def _shop_page(request, event, language, *, waitlist_form: WaitlistJoinForm | None = None, status: int = 200):
+    data = request.POST if request.method == "POST" and waitlist_form is None else None
     access_code = ((data or request.GET).get("code") or "").strip()[:40]
-    attempt = _CheckoutAttempt(_shop_form(event, data, access_code))
+    if waitlist_form is not None:
+        access_code = (waitlist_form.data.get("code") or "").strip()[:40]
+    attempt = _CheckoutAttempt(_shop_form(event, data, access_code), status=status)
     mode = payments.payment_mode()
-    if request.method == "POST" and "update" in request.POST:
+    if waitlist_form is not None:
+        pass  # a waitlist join with errors: the shop as it is, with that form's messages
+    elif request.method == "POST" and "update" in request.POST:
         # Without JavaScript, "Update" shows the total and a name field per ticket for the quantities chosen:
         # the same page with what was typed, nothing checked or reserved yet.
         carried = {key: value for key, value in request.POST.items() if key != "csrfmiddlewaretoken"}
@@ -157,6 +162,10 @@ def _shop_page(request, event, language):
     for ticket_type in form.ticket_types:
         # With payments off only free types can be chosen (free registration needs no payment).
         ticket_type.awaiting_payments = (awaiting_payments or mode == "off") and ticket_type.price > 0
+    for ticket_type in form.ticket_types:
+        # A join with errors shows them (and what was typed) under its own type.
+        mine = waitlist_form is not None and waitlist_form.data.get("ticket_type") == str(ticket_type.pk)
+        ticket_type.waitlist_form = waitlist_form if mine else None
     hidden_unlocked = any(t.access_code for t in form.ticket_types)
     # Free tickets need no payment: they are open in every payment mode, "off" included.
     free_only = bool(form.ticket_types) and all(not t.price for t in form.ticket_types)
@@ -183,9 +192,107 @@ def _shop_page(request, event, language):
         # With payments off the notice above the form says why paid types wait (`unavailable`).
         "awaiting_payments": awaiting_payments and mode != "off",
         "hold_minutes": settings.ORDER_HOLD_MINUTES,
+        "waitlist_form": waitlist_form,
+        "waitlist_hold_minutes": settings.WAITLIST_OFFER_HOLD_MINUTES,
     }
     response = render(request, "billing/shop.html", context, status=attempt.status)
     if attempt.status == 429:
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
+# --- The waitlist ---------------------------------------------------------------------
+
+
+@require_POST
+def waitlist_join(request, event_id):
+    """Join the waitlist of a sold-out type from the shop: a 303 to the entry's page, or the shop with errors."""
+    event = event_on_sale(event_id=event_id)
+    language = visitor_language(request, event.language)
+    with translation.override(language):
+        form = WaitlistJoinForm(request.POST)
+        if checkout_is_throttled(request):
+            form.is_valid()
+            form.add_error(None, _("Too many attempts. Please wait a minute and try again."))
+            response = _shop_page(request, event, language, waitlist_form=form, status=429)
+            response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+            return response
+        if not form.is_valid():
+            return _shop_page(request, event, language, waitlist_form=form, status=400)
+        try:
+            entry = services.waitlist_join(
+                event=event,
+                ticket_type_id=form.cleaned_data["ticket_type"],
+                email=form.cleaned_data["email"],
+                name=form.cleaned_data["name"],
+                language=language,
+                access_code=form.cleaned_data["code"],
+            )
+        except ValidationError as exc:
+            add_service_errors(form, exc)
+            return _shop_page(request, event, language, waitlist_form=form, status=400)
+    messages.success(request, _("You are on the waitlist. Keep this page's address to leave the waitlist later."))
+    return redirect(services.waitlist_entry_path(entry))
+
+
+@require_http_methods(["GET", "POST"])
+def waitlist_entry(request, entry_id, token):
+    """The entry's page (the link in its emails): its place, the offer to buy the held seat, the way out."""
+    entry = selectors.waitlist_entry_for_buyer(entry_id=entry_id, token=token)
+    if entry is None:
+        raise Http404
+    event = entry.event
+    language = visitor_language(request, entry.language or event.language)
+    with translation.override(language):
+        form = WaitlistOfferForm(request.POST if request.POST.get("action") == "buy" else None)
+        status, unavailable = 200, ""
+        if request.method == "POST" and request.POST.get("action") == "leave":
+            if services.waitlist_leave(entry=entry):
+                messages.success(request, _("You have left the waitlist."))
+            return redirect(request.path)
+        if request.method == "POST" and request.POST.get("action") == "buy":
+            if checkout_is_throttled(request):
+                form.is_valid()
+                form.add_error(None, _("Too many attempts. Please wait a minute and try again."))
+                status = 429
+            elif not form.is_valid():
+                status = 400
+            else:
+                try:
+                    order = services.checkout_start_from_offer(
+                        entry=entry,
+                        token=token,
+                        request=services.CheckoutRequest(
+                            items=[],
+                            buyer_name=form.cleaned_data["buyer_name"],
+                            buyer_email=entry.email,
+                            language=language,
+                        ),
+                    )
+                except services.PaymentsUnavailable as exc:
+                    status, unavailable = 503, str(exc)
+                except ValidationError as exc:
+                    add_service_errors(form, exc)
+                    status = 400
+                    entry.refresh_from_db()
+                else:
+                    response = HttpResponseRedirect(order.checkout_url)
+                    response.status_code = 303
+                    return response
+        context = {
+            "entry": entry,
+            "event": event,
+            "ticket_type": entry.ticket_type,
+            "price": money_format(entry.ticket_type.price, entry.ticket_type.currency),
+            "form": form,
+            "unavailable": unavailable,
+            "is_live_offer": entry.status == entry.Status.OFFERED
+            and entry.offer_expires_at is not None
+            and entry.offer_expires_at > timezone.now(),
+            "payment_mode": payments.payment_mode(),
+        }
+        response = render(request, "billing/waitlist_entry.html", context, status=status)
+    if status == 429:
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response
 

@@ -3,6 +3,7 @@ import uuid
 from django.db.models import Q
 from django.shortcuts import get_object_or_404
 
+from events import hooks
 from events.hooks import EMPTY_NUMBERS, event_numbers_by_event
 from events.models import Event, TicketType
 from tenants.models import Tenant
@@ -48,8 +49,17 @@ def ticket_type_list(*, event: Event) -> list[TicketType]:
 
 
 def ticket_types_for_sale(*, event: Event, access_code: str = "") -> list[TicketType]:
-    """Types in their sales window the buyer may see (public ones, plus those unlocked by `access_code`)."""
+    """Types in their sales window the buyer may see (public ones, plus those unlocked by `access_code`).
+
+    A type whose free seats are held back for its waitlist (events.hooks.register_held_back) is returned
+    as sold out, as the public may buy it: its `reserved` is raised in memory only, never saved.
+    """
     visible = Q(access_code="")
     if access_code.strip():
         visible |= Q(access_code=access_code.strip())
-    return list(TicketType.objects.for_tenant(event.tenant).filter(visible, event_id=event.pk).on_sale())
+    types = list(TicketType.objects.for_tenant(event.tenant).filter(visible, event_id=event.pk).on_sale())
+    held_back = hooks.held_back_ticket_type_ids(types)
+    for ticket_type in types:
+        if ticket_type.pk in held_back:
+            ticket_type.reserved = ticket_type.capacity - ticket_type.sold
+    return types

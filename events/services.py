@@ -11,6 +11,7 @@ from django.utils import timezone as django_timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
+from events import hooks
 from events.models import Event, TicketType
 from eventsaas.dates import EARLIEST, LATEST
 from eventsaas.fields import now_as_stored
@@ -429,6 +430,8 @@ def ticket_type_update(
         data={"fields": changed},
     )
     fresh.refresh_from_db()
+    if {"capacity", "is_active", "sales_start", "sales_end"} & set(changed):
+        hooks.seats_freed(ticket_type_ids=[fresh.pk])
     return fresh
 
 

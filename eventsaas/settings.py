@@ -389,6 +389,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 300,
         "options": {"expires": 300},
     },
+    "billing.waitlist_sweep": {
+        "task": "billing.waitlist_sweep",
+        "schedule": 60,
+        "options": {"expires": 60},
+    },
     "billing.orders_expire_due": {
         "task": "billing.orders_expire_due",
         "schedule": 60,
@@ -444,6 +449,8 @@ TEST_PAYMENTS_SECRET_FILE = env_str(
 ORDER_HOLD_MINUTES = env_int("ORDER_HOLD_MINUTES", 30)
 # The sweep waits this long past an order's expiry, so Stripe's own expired/completed event usually comes first.
 ORDER_EXPIRY_GRACE_SECONDS = env_int("ORDER_EXPIRY_GRACE_SECONDS", 120)
+# How long a waitlist offer holds its seat for the person it was offered to (docs/waitlist.md).
+WAITLIST_OFFER_HOLD_MINUTES = env_int("WAITLIST_OFFER_HOLD_MINUTES", 60)
 
 # The platform's application fee on each paid order (billing/services/fees.py, docs/payments.md):
 # PLATFORM_FEE_PERCENT of the total (a decimal string, "2.5" = 2.5 %, at most two decimals, read exactly
@@ -475,6 +482,8 @@ if not 1 <= ORDER_HOLD_MINUTES <= 1380:
     )
 if PLATFORM_FEE_FIXED < 0:
     _payment_problems.append("PLATFORM_FEE_FIXED must be 0 or more (minor units of the order's currency)")
+if not 5 <= WAITLIST_OFFER_HOLD_MINUTES <= 10080:
+    _payment_problems.append("WAITLIST_OFFER_HOLD_MINUTES must be between 5 and 10080 (a week)")
 if _payment_problems:
     raise ImproperlyConfigured("Unsafe payment settings: " + "; ".join(_payment_problems))
 

@@ -29,9 +29,11 @@ from billing.services.checkout import (
     PaymentsUnavailable,
     SoldOut,
     checkout_start,
+    checkout_start_from_offer,
     order_cancel_path,
     order_page_path,
     test_checkout_path,
+    waitlist_entry_path,
 )
 from billing.services.connect import (
     CONNECT_WEBHOOK_HANDLERS,
@@ -64,6 +66,14 @@ from billing.services.refunds import (
     refunds_apply,
     ticket_void,
 )
+from billing.services.waitlist import (
+    waitlist_is_open,
+    waitlist_join,
+    waitlist_leave,
+    waitlist_offer_next,
+    waitlist_offers_expire_due,
+    waitlist_sweep,
+)
 from billing.services.webhooks import (
     WEBHOOK_HANDLERS,
     connect_simulate_onboarding,
@@ -87,6 +97,7 @@ __all__ = [
     "WEBHOOK_HANDLERS",
     "application_fee_for",
     "checkout_start",
+    "checkout_start_from_offer",
     "connect_onboarding_resume",
     "connect_onboarding_start",
     "connect_simulate_onboarding",
@@ -113,6 +124,13 @@ __all__ = [
     "ticket_check_in",
     "ticket_void",
     "tickets_issue",
+    "waitlist_entry_path",
+    "waitlist_is_open",
+    "waitlist_join",
+    "waitlist_leave",
+    "waitlist_offer_next",
+    "waitlist_offers_expire_due",
+    "waitlist_sweep",
     "webhook_event_process",
     "webhook_events_requeue_stale",
     "webhook_receive",

@@ -13,10 +13,11 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from billing import payments, selectors
-from billing.models import Order
+from billing.models import Order, WaitlistEntry
 from billing.services.fees import application_fee_for, platform_fee_rate
 from billing.services.orders import order_close, order_free_complete
 from billing.services.seats import order_lines_reserve
+from billing.services.waitlist import waitlist_claim, waitlist_claim_undo, waitlist_has_waiting
 from events import services as events_services
 from events.models import Event, TicketType
 from eventsaas.services import audit_log_record
@@ -197,15 +198,74 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
     buyer = _buyer_clean(request)
     answers = events_services.event_answers_clean(event=event, answers=request.answers)
 
+    # Seats freed while people wait are theirs: the public cannot buy past the waitlist (docs/waitlist.md).
+    held_back = [line["ticket_type"] for line in lines if waitlist_has_waiting(ticket_type_id=line["ticket_type"])]
+    if held_back:
+        raise SoldOut(list(TicketType.objects.filter(pk__in=held_back)))
     failed = order_lines_reserve(lines)
     if failed:
         raise SoldOut(list(TicketType.objects.filter(pk__in=failed)))
+    order = _order_build(
+        event=event, request=request, lines=lines, attendees=attendees, buyer=buyer, answers=answers, at=now
+    )
+    return _order_open(order=order, event=event, lines=lines, success_url=success_url, cancel_url=cancel_url)
 
+
+def checkout_start_from_offer(
+    *, entry: WaitlistEntry, token: str, request: CheckoutRequest, success_url: str = "", cancel_url: str = ""
+) -> Order:
+    """Checkout for a waitlist offer: one seat of the offered type, paid with the seat the offer holds.
+
+    The entry's offered -> claimed compare-and-set hands the held seat to the new order (which releases
+    it through its own arrows if unpaid), so an offer buys one order at most. Raises ValidationError
+    (bad input, or the offer is no longer live: field "offer") or PaymentsUnavailable.
+    """
+    event = entry.event
+    if not event.is_on_sale or not event.tenant.is_verified:
+        raise ValidationError({"items": _("Tickets for this event are not on sale.")})
+    if payments.payment_mode() == "off" and entry.ticket_type.price:
+        raise PaymentsUnavailable(_("Ticket sales are not open yet: payments are not configured."))
+    now = timezone.now()
+    if entry.status != WaitlistEntry.Status.OFFERED or not entry.offer_expires_at or entry.offer_expires_at <= now:
+        raise ValidationError({"offer": _("This offer has expired or was already used.")})
+    request.items = [CheckoutItem(ticket_type_id=str(entry.ticket_type_id), quantity=1)]
+    request.buyer_email = entry.email
+    request.access_code = entry.ticket_type.access_code
+    if event.attendee_names_required and not request.attendee_names:
+        request.attendee_names = [request.buyer_name]  # one seat: the buyer's own ticket
+    lines, attendees = _checkout_lines(event=event, request=request, at=now)
+    buyer = _buyer_clean(request)
+    answers = events_services.event_answers_clean(event=event, answers=request.answers)
+    order = _order_build(
+        event=event, request=request, lines=lines, attendees=attendees, buyer=buyer, answers=answers, at=now
+    )
+    if not waitlist_claim(entry=entry, token=token, order_id=order.pk):
+        raise ValidationError({"offer": _("This offer has expired or was already used.")})
+    try:
+        return _order_open(order=order, event=event, lines=lines, success_url=success_url, cancel_url=cancel_url)
+    except Exception:
+        # The seat went back with the failed order; the entry keeps its place and is offered again.
+        waitlist_claim_undo(entry=entry, order_id=order.pk)
+        raise
+
+
+def _order_build(
+    *,
+    event: Event,
+    request: CheckoutRequest,
+    lines: list[dict[str, Any]],
+    attendees: list[dict[str, str]],
+    buyer: Order,
+    answers: dict[str, Any],
+    at: datetime,
+) -> Order:
+    """The unsaved pending order for lines whose seats are reserved."""
     hold = timedelta(minutes=settings.ORDER_HOLD_MINUTES)
+    total = sum(line["quantity"] * line["unit_price"] for line in lines)
     # Fixed now, for the order's life: the destination of the charge and the platform's fee on it. Without
     # an account that can take charges the platform keeps the whole charge, and takes no fee of its own.
     account = selectors.connected_account_for_charges(tenant_id=event.tenant_id) if total else None
-    order = Order(
+    return Order(
         tenant_id=event.tenant_id,
         event_id=event.pk,
         buyer_name=buyer.buyer_name,
@@ -219,12 +279,16 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
         stripe_account_id=account.stripe_account_id if account else "",
         application_fee=application_fee_for(total=total, rate=platform_fee_rate(tenant=event.tenant)) if account else 0,
         # A free registration takes no payment, real or test.
-        is_test=mode == "test" and total > 0,
+        is_test=payments.payment_mode() == "test" and total > 0,
         language=request.language,
-        created_at=now,
-        expires_at=now + hold,
+        created_at=at,
+        expires_at=at + hold,
     )
-    if not total:
+
+
+def _order_open(*, order: Order, event: Event, lines: list[dict[str, Any]], success_url: str, cancel_url: str) -> Order:
+    """Store the order and its Checkout Session, or complete a free one (the seats are reserved already)."""
+    if not order.total:
         return _order_register_free(order=order, lines=lines)
     session_id, url = _order_store_with_session(
         order=order, event=event, lines=lines, success_url=success_url, cancel_url=cancel_url
@@ -289,3 +353,8 @@ def order_cancel_path(order: Order) -> str:
 
 def test_checkout_path(order: Order) -> str:
     return reverse("billing:test-checkout", kwargs={"order_id": order.pk, "token": order.access_token})
+
+
+def waitlist_entry_path(entry: WaitlistEntry) -> str:
+    """The entry's page (its emails' link): its place in line, the offer to buy the held seat, the way out."""
+    return reverse("billing:waitlist-entry", kwargs={"entry_id": entry.pk, "token": entry.token})

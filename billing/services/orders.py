@@ -18,6 +18,7 @@ from billing.services.holders import order_holder_link
 from billing.services.ledger import ledger_book, order_amounts_sync, order_fee_taken
 from billing.services.refunds import refunds_apply
 from billing.services.seats import order_lines_reserve
+from billing.services.waitlist import waitlist_seats_freed
 from events import services as events_services
 from eventsaas.db import atomic, is_transient_transaction_error
 from eventsaas.fields import now_as_stored
@@ -38,6 +39,7 @@ def order_close(*, order: Order, to: str, reason: str, acting_user: ActingUser =
         return False
     for line in order.lines:
         events_services.seats_release(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+    waitlist_seats_freed(ticket_type_ids=[line["ticket_type"] for line in order.lines])
     order.status, order.closed_at = to, now
     audit_log_record(
         action=f"order.{to}",

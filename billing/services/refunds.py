@@ -13,6 +13,7 @@ from billing.models import LedgerEntry, Order, Ticket
 from billing.services.fees import fee_refund_for
 from billing.services.holders import holder_follow
 from billing.services.ledger import ledger_book, order_amounts_sync, order_fee_taken
+from billing.services.waitlist import waitlist_seats_freed
 from events import services as events_services
 from eventsaas.money import money_format
 from eventsaas.services import audit_log_record
@@ -143,6 +144,7 @@ def refunds_apply(order: Order) -> None:
                 # It still held reserved seats: a refunded order sells nothing.
                 for line in order.lines:
                     events_services.seats_release(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+                waitlist_seats_freed(ticket_type_ids=[line["ticket_type"] for line in order.lines])
             order.status = target
     _tickets_void_for_refund(order, full=full)
 
@@ -170,6 +172,7 @@ def ticket_void(*, ticket: Ticket, acting_user: ActingUser = None, reason: str =
     ):
         return False
     events_services.seats_unsell(ticket_type_id=ticket.ticket_type_id, quantity=1)
+    waitlist_seats_freed(ticket_type_ids=[ticket.ticket_type_id])
     ticket.status = Ticket.Status.VOID
     audit_log_record(
         action="ticket.voided",

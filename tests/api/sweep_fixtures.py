@@ -34,7 +34,7 @@ from drf_spectacular.renderers import OpenApiJsonRenderer
 from rest_framework.permissions import AllowAny
 
 from billing import services as billing_services
-from billing.models import LedgerEntry, Order, Ticket
+from billing.models import LedgerEntry, Order, Ticket, WaitlistEntry
 from events.models import Event, TicketType
 from eventsaas.models import AuditLog
 from guests.models import Guest
@@ -527,6 +527,7 @@ def db_snapshot() -> dict:
         "orders": _rows(Order),
         "tickets": _rows(Ticket),
         "ledger": _rows(LedgerEntry),
+        "waitlist": _rows(WaitlistEntry),
         "change_requests": _rows(ChangeRequest),
         "audit_log_count": AuditLog.objects.count(),
     }

@@ -65,6 +65,7 @@ from tests.api.sweep_fixtures import (
     takes_ids,
 )
 from tests.conftest import PASSWORD
+from tests.factories import TicketTypeFactory
 
 OPERATIONS = operations()
 
@@ -434,6 +435,29 @@ def _checkout_probes(w):
     ]
 
 
+def _waitlist_body(ticket_type, **extra) -> dict:
+    return {"ticket_type": str(ticket_type.pk), "email": "sweepy@example.com", **extra}
+
+
+def _waitlist_probes(w):
+    on_sale = {"event_id": w.event_a.pk}
+    return [
+        ("A's draft ticketed event", {"event_id": w.draft_event_a.pk}, _waitlist_body(w.draft_type_a), 404),
+        ("A's invite-only event", {"event_id": w.event_a2.pk}, _waitlist_body(w.spare_type_a), 404),
+        ("B's ticket type on A's event", on_sale, _waitlist_body(w.type_b), 400),
+        ("A's draft event's type on A's event", on_sale, _waitlist_body(w.draft_type_a), 400),
+        ("A's hidden type without its code", on_sale, _waitlist_body(w.hidden_type_a), 400),
+        ("A's hidden type, a wrong code", on_sale, _waitlist_body(w.hidden_type_a, access_code="BILBY"), 400),
+        ("an unknown field", on_sale, _waitlist_body(w.spare_type_a, seat_upgrade=True), 400),
+    ]
+
+
+def _waitlist_success(w):
+    """A sold-out type of A's event (created here: the world's types all have seats), joined without a token."""
+    sold_out = TicketTypeFactory(event=w.event_a, name="Quokka Sold Out", capacity=0)
+    return {"event_id": w.event_a.pk}, _waitlist_body(sold_out)
+
+
 # operation_id -> function(world) -> [(description, path values, body, expected status)]: calls that must
 # fail without a trace. Each public operation also gets the positive check in test_public_operation_succeeds.
 PUBLIC_PROBES = {
@@ -443,6 +467,7 @@ PUBLIC_PROBES = {
     "organizer_logout": _refresh_probes,
     "ticket_type_list": _ticket_type_list_probes,
     "checkout_start": _checkout_probes,
+    "waitlist_join": _waitlist_probes,
 }
 
 # operation_id -> function(world) -> (path values, body): a call that succeeds without a token.
@@ -453,6 +478,7 @@ PUBLIC_SUCCESS = {
     "organizer_logout": lambda w: ({}, {"refresh": organizer_token_pair(w.owner_a)["refresh"]}),
     "ticket_type_list": lambda w: ({"event_id": w.event_a.pk}, None),
     "checkout_start": lambda w: ({"event_id": w.event_a.pk}, _checkout_body(w.spare_type_a)),
+    "waitlist_join": _waitlist_success,
 }
 
 # Tokens of callers who are not organizers of A: on a public operation that reads tokens, each

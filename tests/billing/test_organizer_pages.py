@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from billing import services
-from billing.models import LedgerEntry, Order, Ticket
+from billing.models import LedgerEntry, Order, Ticket, WaitlistEntry
 from billing.services import CheckoutItem, CheckoutRequest
 from events.models import TicketType
 from eventsaas.models import AuditLog
@@ -659,6 +659,7 @@ CASES = [
     Case("order_refund", "POST", "orders/{order}/refund/", {"amount": "", "confirm": "on"}),
     Case("order_accept", "POST", "orders/{review}/accept/"),
     Case("order_resend", "POST", "orders/{order}/resend/"),
+    Case("waitlist", "GET", "waitlist/"),
     Case("check_in", "GET", "check-in/"),
     Case("check_in", "POST", "check-in/", lambda w: {"code": w.ticket.code}, check_in=True, ok_status=200),
     Case("check_in_export", "GET", "check-in/export/{csv}/"),
@@ -705,13 +706,20 @@ def world(db, buy):
     rival_order = buy(
         rival, (TicketTypeFactory(event=rival, name="Rival seat"), 1), buyer="Rita", email="rita@rv.example"
     )
+    # Someone waits for the rival's seat under the rival buyer's address: a leak would show it.
+    WaitlistEntry.objects.create(
+        tenant_id=rival.tenant_id,
+        event_id=rival.pk,
+        ticket_type_id=rival_order.lines[0]["ticket_type"],
+        email=rival_order.buyer_email,
+    )
     return TicketedWorld(concert, general, spare, order, _tickets(order)[0], review, rival_order)
 
 
 def _snapshot() -> dict:
     rows = {
         model.__name__: sorted(model.objects.values(), key=lambda row: str(row["id"]))
-        for model in (TicketType, Order, Ticket, LedgerEntry)
+        for model in (TicketType, Order, Ticket, LedgerEntry, WaitlistEntry)
     }
     return {**rows, "audit_log_count": AuditLog.objects.count()}
 
