@@ -308,8 +308,13 @@ class ConnectedAccount(models.Model):
 
     @property
     def is_usable(self) -> bool:
-        """The account is still connected to the platform (not disconnected by the organization)."""
-        return self.deauthorized_at is None
+        """The account can be used now: still connected, and not a simulated one while real Stripe keys are set
+        (a demo database switched to live payments must onboard a real account, not send Stripe a made-up id)."""
+        return self.deauthorized_at is None and not self.is_simulated_under_real_keys
+
+    @property
+    def is_simulated_under_real_keys(self) -> bool:
+        return self.is_test and bool(settings.STRIPE_SECRET_KEY)
 
 
 class WebhookEvent(models.Model):

@@ -381,9 +381,12 @@ def _payments_editor(request) -> None:
 
 
 def _account_state(account) -> str:
-    """One word for the page: none, disconnected, details_missing, charges (can sell), payouts (and is paid out)."""
+    """One word for the page: none, simulated (test mode's, with real keys now), disconnected, details_missing,
+    charges (can sell), payouts (and is paid out)."""
     if account is None:
         return "none"
+    if account.is_simulated_under_real_keys:
+        return "simulated"
     if not account.is_usable:
         return "disconnected"
     if account.charges_enabled and account.payouts_enabled:

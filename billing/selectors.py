@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 from zoneinfo import ZoneInfo
 
+from django.conf import settings
 from django.db.models import Count, Max, Min, Q, QuerySet, Sum
 
 from billing.models import ATTENTION_STATUSES, ConnectedAccount, LedgerEntry, Order, Ticket, WaitlistEntry
@@ -235,10 +236,14 @@ def sales_summary(*, event: Event) -> SalesSummary:
 
 
 def connected_account_for_charges(*, tenant_id: uuid.UUID) -> ConnectedAccount | None:
-    """The organization's connected account if it can take charges now (paid orders go there), else None."""
-    return ConnectedAccount.objects.filter(
-        tenant_id=tenant_id, charges_enabled=True, deauthorized_at__isnull=True
-    ).first()
+    """The organization's connected account if it can take charges now (paid orders go there), else None.
+
+    With real Stripe keys a simulated account (test-payment mode's) never takes charges: Stripe does not know it.
+    """
+    accounts = ConnectedAccount.objects.filter(tenant_id=tenant_id, charges_enabled=True, deauthorized_at__isnull=True)
+    if settings.STRIPE_SECRET_KEY:
+        accounts = accounts.filter(is_test=False)
+    return accounts.first()
 
 
 def connected_account_get(*, tenant: Tenant) -> ConnectedAccount | None:

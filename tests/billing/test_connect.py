@@ -420,7 +420,8 @@ def test_a_simulated_event_is_signed_with_the_connect_secret_only(tenant, owner,
 
 
 def test_simulated_onboarding_does_not_exist_outside_test_mode(fake_stripe, tenant, owner_client, owner):
-    connected_account_for(tenant, charges_enabled=False)  # even a simulated row left from test mode
+    # even a simulated row left from test mode
+    connected_account_for(tenant, charges_enabled=False, is_test=True, stripe_account_id="acct_localtest_left")
 
     assert owner_client.get(payments_url(tenant, "connect-simulated")).status_code == 404
     response = owner_client.post(payments_url(tenant, "connect-simulated"), {"action": "complete"})
@@ -437,3 +438,24 @@ def test_the_simulated_page_needs_an_account_of_its_own(tenant, owner_client):
 def fresh_account(account: ConnectedAccount) -> ConnectedAccount:
     account.refresh_from_db()
     return account
+
+
+def test_a_simulated_account_left_from_test_mode_takes_no_charges_with_real_keys(fake_stripe, tenant, owner_client):
+    """A demo database switched to real Stripe keys: its simulated account (charges enabled in test mode) is
+    unknown to Stripe, so paid tickets wait for a real account instead of sending Stripe a made-up destination."""
+    event, paid, free = unpaid_event(tenant)
+    simulated = connected_account_for(tenant, is_test=True, stripe_account_id="acct_localtest_demo")
+
+    with pytest.raises(ValidationError) as refused:
+        buy(event, (paid, 1))
+    assert "is not on sale yet" in str(refused.value)
+    assert seats(paid) == (0, 0) and buy(event, (free, 1)).status == Order.Status.PAID
+    page = owner_client.get(payments_url(tenant)).content.decode()
+    assert 'data-state="simulated"' in page and "Connect a real Stripe account" in page
+
+    # Connecting replaces it with a real account at Stripe (the same row: one account per organization).
+    assert start(owner_client, tenant).status_code == 303
+    account = fresh_account(simulated)
+    assert not account.is_test and account.stripe_account_id in fake_stripe.accounts
+    assert not account.charges_enabled and fake_stripe.accounts_created == 1
+    assert ConnectedAccount.objects.filter(tenant=tenant).count() == 1

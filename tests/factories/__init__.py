@@ -4,7 +4,6 @@ import factory
 from django.utils import timezone
 
 from billing.models import ConnectedAccount
-from billing.payments import TEST_ID_PREFIX
 from events.models import Event, TicketType
 from guests.codes import generate_code, search_key
 from guests.models import Guest
@@ -81,10 +80,14 @@ class GuestFactory(factory.django.DjangoModelFactory):
 
 
 def connected_account_for(tenant, **fields) -> ConnectedAccount:
-    """The organization's Stripe account, simulated and able to take charges unless `fields` say otherwise."""
+    """The organization's Stripe account, able to take charges unless `fields` say otherwise.
+
+    A real-looking (not simulated) account, so it takes charges in every payment mode: with real keys (the
+    local Stripe server's tests) a simulated one would not. Simulated accounts come from test mode's onboarding.
+    """
     defaults = {
-        "stripe_account_id": f"acct_{TEST_ID_PREFIX}{tenant.pk.hex[:16]}",
-        "is_test": True,
+        "stripe_account_id": f"acct_1{tenant.pk.hex[:16]}",
+        "is_test": False,
         "country": "ES",
         "default_currency": "eur",
         "details_submitted": True,
