@@ -371,8 +371,14 @@ def guest_ticket_holder_get_or_create(*, event: Event, holder_key: str, full_nam
     if existing is not None:
         return existing
     first_name, last_name = _holder_names(full_name)
+    # Invited by buying: the tickets email carries their code, so "invite everyone not yet invited" skips them.
     guest = Guest(
-        tenant_id=event.tenant_id, event=event, first_name=first_name, last_name=last_name, holder_key=holder_key
+        tenant_id=event.tenant_id,
+        event=event,
+        first_name=first_name,
+        last_name=last_name,
+        holder_key=holder_key,
+        invited_at=timezone.now(),
     )
     guest.email = email if len(email) <= 254 else ""
     try:

@@ -15,6 +15,7 @@ from billing.services.holders import order_holder_link
 from events.selectors import event_list
 from eventsaas.models import AuditLog
 from guests.models import Guest
+from guests.notifications import guests_not_yet_invited
 from guests.services import guest_ticket_holder_get_or_create
 from rsvp import services as rsvp_services
 from tests.api.organizer_fixtures import api_client
@@ -71,6 +72,15 @@ def log_in(client, code, last_name):
 
 
 # --- Ticket -> guest ------------------------------------------------------------------------------
+
+
+def test_a_ticket_holder_counts_as_invited_and_gets_no_invitation_email(concert, general, pay):
+    """Their code came with the tickets email; "invite everyone not yet invited" must not email them again."""
+    invited = GuestFactory(event=concert, email="inv@example.com", invited_at=None)
+    holder = holder_of(pay(concert, general, 1))
+
+    assert holder.invited_at is not None
+    assert list(guests_not_yet_invited(event=concert)) == [invited]
 
 
 def test_a_paid_order_makes_its_buyer_one_coming_guest_holding_every_ticket(concert, general, pay):
