@@ -277,8 +277,9 @@ def world(db):
         tenant=tenant, email="pending@example.com", role=Role.VIEWER, token="t" * 40, expires_at=event.starts_at
     )
     # A's simulated Stripe account, mid-onboarding: the Payments pages have something of A's to show or leak.
-    connected_account_for(tenant, charges_enabled=False, payouts_enabled=False, details_submitted=False)
-    connected_account_for(other_tenant, stripe_account_id="acct_localtest_rival")
+    simulated = {"is_test": True, "charges_enabled": False, "payouts_enabled": False, "details_submitted": False}
+    connected_account_for(tenant, stripe_account_id="acct_localtest_acme", **simulated)
+    connected_account_for(other_tenant, stripe_account_id="acct_localtest_rival", is_test=True)
     world = World(
         tenant, event, anna, lisa, carl, change_request, other_tenant, other_event, other_guest, teammate, invitation
     )
