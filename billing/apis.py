@@ -22,6 +22,7 @@ from events.selectors import event_on_sale
 from eventsaas.api import (
     BAD_REQUEST,
     ERROR,
+    FIELD_ERRORS,
     FORBIDDEN,
     NOT_FOUND,
     FilteredListApi,
@@ -510,7 +511,9 @@ class WaitlistJoinApi(APIView):
         responses={
             201: OutputSerializer,
             400: OpenApiResponse(
-                ERROR, description="Bad input, a type that is not sold out, or an address already in line"
+                FIELD_ERRORS,
+                description="`invalid`: field errors under `errors` (bad input, a type that is not sold out, an "
+                "address already in line); `parse_error`, `too_large` as everywhere",
             ),
             404: OpenApiResponse(ERROR, description="No published ticketed event with this id"),
             429: OpenApiResponse(ERROR, description="`throttled`: too many attempts from this client"),
