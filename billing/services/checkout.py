@@ -1,6 +1,7 @@
 """Checkout: the buyer's order, its seats held while they pay, and its pages."""
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -153,10 +154,20 @@ def _buyer_clean(request: CheckoutRequest) -> Order:
 
 
 def _order_store_with_session(
-    *, order: Order, event: Event, lines: list[dict[str, Any]], success_url: str, cancel_url: str
+    *,
+    order: Order,
+    event: Event,
+    lines: list[dict[str, Any]],
+    success_url: str,
+    cancel_url: str,
+    before_release: Callable[[], None] | None = None,
 ) -> tuple[str, str]:
     """Insert the pending order and create its Checkout Session: (session id, url). On any failure the
-    held seats go back (through the order's arrow once it exists) and the error is raised."""
+    held seats go back (through the order's arrow once it exists) and the error is raised.
+
+    `before_release` runs first on failure: a waitlist offer's entry must be back in line before its
+    seat is freed, because freeing it offers it at once to whoever is first then (on MongoDB, and on SQL
+    outside a transaction, on_commit runs at once)."""
     try:
         order.save(force_insert=True)
         return payments.checkout_session_create(
@@ -166,6 +177,8 @@ def _order_store_with_session(
             cancel_url=cancel_url or _absolute(order_cancel_path(order)),
         )
     except Exception as exc:
+        if before_release is not None:
+            before_release()
         # Give the seats back through the order's own arrow, so the sweep cannot release them twice.
         if order._state.adding is False:
             order_close(order=order, to=Order.Status.CANCELLED, reason="checkout_failed")
@@ -241,11 +254,23 @@ def checkout_start_from_offer(
     )
     if not waitlist_claim(entry=entry, token=token, order_id=order.pk):
         raise ValidationError({"offer": _("This offer has expired or was already used.")})
-    try:
-        return _order_open(order=order, event=event, lines=lines, success_url=success_url, cancel_url=cancel_url)
-    except Exception:
-        # The seat went back with the failed order; the entry keeps its place and is offered again.
+
+    def back_in_line() -> None:
+        # The entry keeps its place, so the seat the failed order gives back is offered to it again
+        # (and not to the next in line). Idempotent: a compare-and-set on the claim.
         waitlist_claim_undo(entry=entry, order_id=order.pk)
+
+    try:
+        return _order_open(
+            order=order,
+            event=event,
+            lines=lines,
+            success_url=success_url,
+            cancel_url=cancel_url,
+            before_release=back_in_line,
+        )
+    except Exception:
+        back_in_line()
         raise
 
 
@@ -286,12 +311,25 @@ def _order_build(
     )
 
 
-def _order_open(*, order: Order, event: Event, lines: list[dict[str, Any]], success_url: str, cancel_url: str) -> Order:
+def _order_open(
+    *,
+    order: Order,
+    event: Event,
+    lines: list[dict[str, Any]],
+    success_url: str,
+    cancel_url: str,
+    before_release: Callable[[], None] | None = None,
+) -> Order:
     """Store the order and its Checkout Session, or complete a free one (the seats are reserved already)."""
     if not order.total:
-        return _order_register_free(order=order, lines=lines)
+        return _order_register_free(order=order, lines=lines, before_release=before_release)
     session_id, url = _order_store_with_session(
-        order=order, event=event, lines=lines, success_url=success_url, cancel_url=cancel_url
+        order=order,
+        event=event,
+        lines=lines,
+        success_url=success_url,
+        cancel_url=cancel_url,
+        before_release=before_release,
     )
     order.stripe_session_id = session_id
     order.checkout_url = url or _absolute(test_checkout_path(order))
@@ -315,7 +353,9 @@ def _order_open(*, order: Order, event: Event, lines: list[dict[str, Any]], succ
     return order
 
 
-def _order_register_free(*, order: Order, lines: list[dict[str, Any]]) -> Order:
+def _order_register_free(
+    *, order: Order, lines: list[dict[str, Any]], before_release: Callable[[], None] | None = None
+) -> Order:
     """A free order (total 0): stored pending with its seats held, then paid at once, without Stripe.
 
     The same arrows as a paid order: the reserve above capped it (one compare-and-set
@@ -326,6 +366,8 @@ def _order_register_free(*, order: Order, lines: list[dict[str, Any]]) -> Order:
     try:
         order.save(force_insert=True)
     except Exception:
+        if before_release is not None:
+            before_release()
         for line in lines:
             events_services.seats_release(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
         raise
