@@ -45,6 +45,7 @@ DATABASE_URL = os.environ.get("PRODINSTALL_DATABASE_URL", "postgres://postgres@1
 REDIS_URL = os.environ.get("TEST_REDIS_SERVER", "redis://127.0.0.1:6379").rstrip("/") + "/7"
 VENV_CACHE = Path(os.environ.get("PRODINSTALL_VENV_CACHE", "~/.cache/eventsaas/prodinstall")).expanduser()
 STRIPE_KEY, WEBHOOK_SECRET = "sk_test_prodinstall", "whsec_prodinstall_" + "x" * 24
+CONNECT_WEBHOOK_SECRET = "whsec_prodinstall_connect_" + "y" * 24
 HTTPS = {"X-Forwarded-Proto": "https"}  # a TLS-terminating proxy in front (BEHIND_TLS_PROXY=1)
 
 
@@ -148,6 +149,7 @@ class Deployment:
             JWT_PRIVATE_KEY_FILES=key,
             STRIPE_SECRET_KEY=STRIPE_KEY,
             STRIPE_WEBHOOK_SECRET=WEBHOOK_SECRET,
+            STRIPE_CONNECT_WEBHOOK_SECRET=CONNECT_WEBHOOK_SECRET,
             STRIPE_API_BASE=stripe.base_url,
             EMAIL_BACKEND="django.core.mail.backends.filebased.EmailBackend",
             EMAIL_FILE_PATH=self.emails,
@@ -243,8 +245,30 @@ def run_deployment(deployment: Deployment, stripe: FakeStripe):
     status, ready, _ = deployment.call("GET", "/readyz")
     assert ready["checks"] == {"database": "ok", "migrations": "ok", "broker": "ok"}
 
+    # With real keys the demo organization has no account yet, so its paid tickets wait (#17). The organizer
+    # starts onboarding, Stripe creates the Express account, and its account.updated (signed with the Connect
+    # endpoint's own secret) reaches the worker, which opens the sales.
+    assert demo["connected_account"] is None
+    started = deployment.manage(
+        "shell",
+        "-c",
+        "from billing import services; from tenants.models import Tenant; "
+        f"print(services.connect_onboarding_start(tenant=Tenant.objects.get(slug={demo['organizer']['organization']!r}),"
+        f" acting_user=None, site_url={deployment.address!r}))",
+    )
+    assert started.returncode == 0, started.stdout + started.stderr
+    (account_id,) = stripe.accounts
+    payload, signature = stripe.signed_payload(stripe.complete_onboarding(account_id), CONNECT_WEBHOOK_SECRET)
+    status, _, _ = webhook(deployment, payload, signature, str(uuid.uuid4()), path="/billing/stripe/connect-webhook/")
+    assert status == 200
+
     concert = demo["ticketed_event"]
     general, front_row = concert["ticket_types"]
+    wait_for(
+        lambda: charges_enabled(deployment, account_id),
+        timeout=60,
+        what="the organization's account taking charges",
+    )
     unpaid = checkout(deployment, concert["id"], front_row["id"], 2, "late@example.com")  # left to expire
 
     # A buyer pays: Stripe delivers checkout.session.completed, signed with the endpoint's secret.
@@ -300,12 +324,26 @@ def run_deployment(deployment: Deployment, stripe: FakeStripe):
     deployment.log_lines("beat")  # JSON too
 
 
-def webhook(deployment, payload: bytes, signature: str, request_id: str) -> tuple[int, dict, dict]:
+def charges_enabled(deployment, account_id: str) -> bool:
+    result = deployment.manage(
+        "shell",
+        "-c",
+        "from billing.models import ConnectedAccount; "
+        f"account = ConnectedAccount.objects.get(stripe_account_id={account_id!r}); "
+        "print('charges_enabled=' + str(account.charges_enabled))",
+    )
+    # Other lines (JSON logs) may share stdout.
+    return "charges_enabled=True" in result.stdout.split()
+
+
+def webhook(
+    deployment, payload: bytes, signature: str, request_id: str, *, path: str = "/billing/stripe/webhook/"
+) -> tuple[int, dict, dict]:
     import urllib.error
     import urllib.request
 
     request = urllib.request.Request(
-        f"{deployment.address}/billing/stripe/webhook/",
+        f"{deployment.address}{path}",
         data=payload,
         method="POST",
         headers={
