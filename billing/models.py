@@ -259,13 +259,27 @@ class LedgerEntry(models.Model):
         return f"{self.kind} {self.amount} {self.currency}"
 
     @property
+    def sign(self) -> int:
+        """+1 for money in (a payment), -1 for money out (a refund)."""
+        return 1 if self.kind == self.Kind.PAYMENT else -1
+
+    @property
     def signed_amount(self) -> int:
-        return self.amount if self.kind == self.Kind.PAYMENT else -self.amount
+        return self.sign * self.amount
 
     @property
     def net(self) -> int:
         """What the organizer keeps of this entry (a refund's net is what leaves the organizer's account)."""
         return self.amount - self.fee
+
+    @property
+    def signed_fee(self) -> int:
+        """The platform fee this entry adds to (a payment) or takes from (a refund) what the platform keeps."""
+        return self.sign * self.fee
+
+    @property
+    def signed_net(self) -> int:
+        return self.sign * self.net
 
 
 class ConnectedAccount(models.Model):
@@ -315,6 +329,18 @@ class ConnectedAccount(models.Model):
     @property
     def is_simulated_under_real_keys(self) -> bool:
         return self.is_test and bool(settings.STRIPE_SECRET_KEY)
+
+    @property
+    def state(self) -> str:
+        """One word for the Payments page: simulated (test mode's, with real keys now), disconnected,
+        details_missing, charges (can sell), payouts (and is paid out)."""
+        if self.is_simulated_under_real_keys:
+            return "simulated"
+        if not self.is_usable:
+            return "disconnected"
+        if self.charges_enabled:
+            return "payouts" if self.payouts_enabled else "charges"
+        return "details_missing"
 
 
 class WebhookEvent(models.Model):

@@ -148,14 +148,10 @@ def _order_page(request, event, order, *, refund_form=None, status=200):
     tickets = selectors.order_tickets(order=order)
     prefetch_related_objects(tickets, "checked_in_by")
     ledger = selectors.order_ledger(order=order)
-    fee_kept, net_kept = 0, 0
     for entry in ledger:
         entry.amount_display = money_format(entry.amount, entry.currency)
         entry.fee_display = money_format(entry.fee, entry.currency)
         entry.net_display = money_format(entry.net, entry.currency)
-        sign = 1 if entry.kind == entry.Kind.PAYMENT else -1
-        fee_kept += sign * entry.fee
-        net_kept += sign * entry.net
     type_names = {line["ticket_type"]: line["name"] for line in order.lines}
     lines = order_lines(order)
     attendees = [
@@ -181,8 +177,8 @@ def _order_page(request, event, order, *, refund_form=None, status=200):
             "refunded": money_format(order.refunded_amount, order.currency),
             "refundable": money_format(order.refundable_amount, order.currency),
             # What the ledger says now: the platform fee kept, and what the organizer keeps, after refunds.
-            "fee": money_format(fee_kept, order.currency),
-            "net": money_format(net_kept, order.currency),
+            "fee": money_format(sum(entry.signed_fee for entry in ledger), order.currency),
+            "net": money_format(sum(entry.signed_net for entry in ledger), order.currency),
         },
         "needs_attention": order.needs_attention,
         "can_refund": can_refund,
@@ -380,22 +376,6 @@ def _payments_editor(request) -> None:
         raise PermissionDenied(_("Only owners and admins can manage how the organization is paid."))
 
 
-def _account_state(account) -> str:
-    """One word for the page: none, simulated (test mode's, with real keys now), disconnected, details_missing,
-    charges (can sell), payouts (and is paid out)."""
-    if account is None:
-        return "none"
-    if account.is_simulated_under_real_keys:
-        return "simulated"
-    if not account.is_usable:
-        return "disconnected"
-    if account.charges_enabled and account.payouts_enabled:
-        return "payouts"
-    if account.charges_enabled:
-        return "charges"
-    return "details_missing"
-
-
 @require_safe
 def payments(request):
     """The organization's Payments page: the state of its Stripe account and the way to (re)start onboarding."""
@@ -403,7 +383,7 @@ def payments(request):
     account = selectors.connected_account_get(tenant=request.tenant)
     context = {
         "account": account,
-        "state": _account_state(account),
+        "state": account.state if account is not None else "none",
         "returned": request.GET.get("returned") == "1",
         "payment_mode": payments_module.payment_mode(),
     }
