@@ -192,6 +192,15 @@ class CheckoutAttendeeSerializer(StrictSerializer):
     name = serializers.CharField(max_length=200, allow_blank=True)
 
 
+def _throttled() -> Response:
+    """429 for a client over the checkout rate (checkouts and waitlist joins count together)."""
+    return Response(
+        {"code": "throttled", "detail": _("Too many attempts. Please wait a minute and try again.")},
+        status=status.HTTP_429_TOO_MANY_REQUESTS,
+        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+    )
+
+
 class CheckoutApi(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
@@ -265,11 +274,7 @@ class CheckoutApi(APIView):
     )
     def post(self, request, event_id):
         if checkout_is_throttled(request._request):
-            return Response(
-                {"code": "throttled", "detail": _("Too many attempts. Please wait a minute and try again.")},
-                status=status.HTTP_429_TOO_MANY_REQUESTS,
-                headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
-            )
+            return _throttled()
         event = event_on_sale(event_id=event_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -526,11 +531,7 @@ class WaitlistJoinApi(APIView):
     )
     def post(self, request, event_id):
         if checkout_is_throttled(request._request):
-            return Response(
-                {"code": "throttled", "detail": _("Too many attempts. Please wait a minute and try again.")},
-                status=status.HTTP_429_TOO_MANY_REQUESTS,
-                headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
-            )
+            return _throttled()
         event = event_on_sale(event_id=event_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

@@ -137,20 +137,19 @@ def _shop_checkout(request, event, language: str, form: ShopForm, access_code: s
 
 
 def _shop_page(request, event, language, *, waitlist_form: WaitlistJoinForm | None = None, status: int = 200):
-    data = request.POST if request.method == "POST" and waitlist_form is None else None
-    access_code = ((data or request.GET).get("code") or "").strip()[:40]
-    if waitlist_form is not None:
-        access_code = (waitlist_form.data.get("code") or "").strip()[:40]
+    # A waitlist join with errors shows the shop as it is, with that form's messages; any other POST is the shop's.
+    shop_post = request.method == "POST" and waitlist_form is None
+    data = request.POST if shop_post else None
+    code_source = waitlist_form.data if waitlist_form is not None else (data or request.GET)
+    access_code = (code_source.get("code") or "").strip()[:40]
     attempt = _CheckoutAttempt(_shop_form(event, data, access_code), status=status)
     mode = payments.payment_mode()
-    if waitlist_form is not None:
-        pass  # a waitlist join with errors: the shop as it is, with that form's messages
-    elif request.method == "POST" and "update" in request.POST:
+    if shop_post and "update" in request.POST:
         # Without JavaScript, "Update" shows the total and a name field per ticket for the quantities chosen:
         # the same page with what was typed, nothing checked or reserved yet.
         carried = {key: value for key, value in request.POST.items() if key != "csrfmiddlewaretoken"}
         attempt = _CheckoutAttempt(_shop_form(event, None, access_code, carried=carried))
-    elif request.method == "POST":
+    elif shop_post:
         attempt = _shop_checkout(request, event, language, attempt.form, access_code)
         if attempt.redirect is not None:
             return attempt.redirect
@@ -162,7 +161,6 @@ def _shop_page(request, event, language, *, waitlist_form: WaitlistJoinForm | No
     for ticket_type in form.ticket_types:
         # With payments off only free types can be chosen (free registration needs no payment).
         ticket_type.awaiting_payments = (awaiting_payments or mode == "off") and ticket_type.price > 0
-    for ticket_type in form.ticket_types:
         # A join with errors shows them (and what was typed) under its own type.
         mine = waitlist_form is not None and waitlist_form.data.get("ticket_type") == str(ticket_type.pk)
         ticket_type.waitlist_form = waitlist_form if mine else None
