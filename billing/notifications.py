@@ -162,24 +162,47 @@ def buyer_email_send(
     from billing.services import order_page_path
 
     event = order.event
-    language = buyer_language(order)
     order_url = settings.SITE_URL + order_page_path(order)
     shop_url = settings.SITE_URL + reverse("billing:shop", kwargs={"event_id": event.pk})
+    _event_email_send(
+        event=event,
+        to=order.buyer_email,
+        language=buyer_language(order),
+        subject=subject,
+        template=template,
+        context={"order": order, "order_url": order_url, "shop_url": shop_url, **(context or {})},
+        calendar_link=(order_url, calendar_link_label) if calendar_link_label is not None else None,
+    )
+
+
+def _event_email_send(
+    *,
+    event,
+    to: str,
+    language: str,
+    subject: str | Promise,
+    template: str,
+    context: Mapping[str, Any],
+    calendar_link: tuple[str, str | Promise] | None = None,
+) -> None:
+    """One email about `event` to `to`, rendered in `language` and the event's time zone (text and HTML,
+    `emails/<template>`), from the organization's name, replies to the event's contact; with `calendar_link`
+    (url, label) the event's .ics is attached."""
     with translation.override(language), timezone.override(event.tzinfo):
-        full_context = {"event": event, "order": order, "order_url": order_url, "shop_url": shop_url, **(context or {})}
+        full_context = {"event": event, **context}
         rendered_subject = email_subject(subject, event=event.name)
         text = render_to_string(f"emails/{template}.txt", full_context)
         html = render_to_string(f"emails/{template}.html", full_context)
         calendar = (
-            event_calendar(event=event, link=order_url, link_label=str(calendar_link_label))
-            if calendar_link_label is not None
+            event_calendar(event=event, link=calendar_link[0], link_label=str(calendar_link[1]))
+            if calendar_link is not None
             else None
         )
     email = EmailMultiAlternatives(
         subject=rendered_subject,
         body=text,
         from_email=sender_in_name_of(event.tenant.name),
-        to=[order.buyer_email],
+        to=[to],
         reply_to=[event.contact_email] if event.contact_email else None,
     )
     email.attach_alternative(html, "text/html")
@@ -280,21 +303,14 @@ def _closed_email_send(order: Order, reason: str) -> None:
 
 
 def _waitlist_email(entry: WaitlistEntry, *, subject: str, template: str, context: dict) -> None:
-    event = entry.event
-    with translation.override(entry.language or event.language), timezone.override(event.tzinfo):
-        context = {"event": event, "entry": entry, "ticket_type": entry.ticket_type, **context}
-        text = render_to_string(f"emails/{template}.txt", context)
-        html = render_to_string(f"emails/{template}.html", context)
-        subject = email_subject(subject, event=event.name)
-    email = EmailMultiAlternatives(
+    _event_email_send(
+        event=entry.event,
+        to=entry.email,
+        language=entry.language or entry.event.language,
         subject=subject,
-        body=text,
-        from_email=sender_in_name_of(event.tenant.name),
-        to=[entry.email],
-        reply_to=[event.contact_email] if event.contact_email else None,
+        template=template,
+        context={"entry": entry, "ticket_type": entry.ticket_type, **context},
     )
-    email.attach_alternative(html, "text/html")
-    email.send()
 
 
 def waitlist_offer_send(*, entry: WaitlistEntry) -> bool:
