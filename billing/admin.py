@@ -15,6 +15,7 @@ from django.utils.translation import ngettext
 
 from billing.models import ConnectedAccount, LedgerEntry, Order, Ticket, WebhookEvent
 from billing.tasks import webhook_event_process_task
+from eventsaas.admin import ReadOnlyAdminMixin
 from eventsaas.money import money_format
 from eventsaas.tasks import enqueue_on_commit
 from guests.codes import normalize_code
@@ -210,7 +211,7 @@ class TicketAdmin(admin.ModelAdmin):
 
 
 @admin.register(LedgerEntry)
-class LedgerEntryAdmin(UuidSearchMixin, admin.ModelAdmin):
+class LedgerEntryAdmin(ReadOnlyAdminMixin, UuidSearchMixin, admin.ModelAdmin):
     """Append-only: entries are booked by the services once per Stripe object; nobody edits or removes them."""
 
     list_display = ["created_at", "kind", "amount_display", "order", "stripe_object_id"]
@@ -222,22 +223,13 @@ class LedgerEntryAdmin(UuidSearchMixin, admin.ModelAdmin):
     fields = ("created_at", "tenant", "event", "order", "kind", "amount_display", "currency", "stripe_object_id")
     readonly_fields = fields
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
     @admin.display(description=_("amount"), ordering="amount")
     def amount_display(self, obj):
         return money_format(obj.amount, obj.currency)
 
 
 @admin.register(ConnectedAccount)
-class ConnectedAccountAdmin(admin.ModelAdmin):
+class ConnectedAccountAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """Organizations' Stripe accounts: a mirror of Connect webhooks, read-only (Stripe is the source of truth).
 
     Not an inline of the organization's page: tenants sits below billing in the app map.
@@ -272,18 +264,9 @@ class ConnectedAccountAdmin(admin.ModelAdmin):
     )
     readonly_fields = fields
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
 
 @admin.register(WebhookEvent)
-class WebhookEventAdmin(UuidSearchMixin, admin.ModelAdmin):
+class WebhookEventAdmin(ReadOnlyAdminMixin, UuidSearchMixin, admin.ModelAdmin):
     """Stored Stripe events; "Process again" re-enqueues the processing task (a no-op for processed events)."""
 
     list_display = ["received_at", "type", "status", "attempts", "is_test", "stripe_event_id", "processed_at"]
@@ -306,15 +289,6 @@ class WebhookEventAdmin(UuidSearchMixin, admin.ModelAdmin):
         "payload_display",
     )
     readonly_fields = fields
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     @admin.display(description=_("payload"))
     def payload_display(self, obj):

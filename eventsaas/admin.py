@@ -11,6 +11,19 @@ from eventsaas.models import AuditLog, FailedTask
 from eventsaas.services import failed_task_retry
 
 
+class ReadOnlyAdminMixin:
+    """A mirror or a record staff read but never add, change or delete by hand."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(AuditLog)
 class AuditLogAdmin(admin.ModelAdmin):
     """Read-only: the audit log is append-only, written by services."""
