@@ -18,7 +18,7 @@ from billing.models import Order, WaitlistEntry
 from billing.services.fees import application_fee_for, platform_fee_rate
 from billing.services.orders import order_close, order_free_complete
 from billing.services.seats import order_lines_reserve
-from billing.services.waitlist import waitlist_claim, waitlist_claim_undo, waitlist_has_waiting
+from billing.services.waitlist import waitlist_claim, waitlist_claim_undo
 from events import services as events_services
 from events.models import Event, TicketType
 from eventsaas.services import audit_log_record
@@ -212,7 +212,7 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
     answers = events_services.event_answers_clean(event=event, answers=request.answers)
 
     # Seats freed while people wait are theirs: the public cannot buy past the waitlist (docs/waitlist.md).
-    held_back = [line["ticket_type"] for line in lines if waitlist_has_waiting(ticket_type_id=line["ticket_type"])]
+    held_back = selectors.waitlist_waiting_type_ids(ticket_type_ids=[line["ticket_type"] for line in lines])
     if held_back:
         raise SoldOut(list(TicketType.objects.filter(pk__in=held_back)))
     failed = order_lines_reserve(lines)
