@@ -852,6 +852,70 @@ def test_verification_needs_no_database_at_all(cold_keys):
         verify(_tampered(token, sub=str(uuid.uuid4())))
 
 
+# --- a verified token is remembered; its expiry is checked on every use ------------------------------
+
+
+@pytest.fixture
+def decodes(monkeypatch):
+    """Counts full verifications (PyJWT's decode: signature, issuer, audience, claims)."""
+    token_verification._verified.cache_clear()
+    calls = []
+    real = jwt.decode
+    monkeypatch.setattr(jwt, "decode", lambda *args, **kwargs: calls.append(1) or real(*args, **kwargs))
+    yield calls
+    token_verification._verified.cache_clear()
+
+
+def test_a_token_is_checked_in_full_once_per_key_set(anna, decodes):
+    token = guest_access_token(anna)
+
+    assert verify(token)["sub"] == verify(token)["sub"] == str(anna.pk)
+    assert len(decodes) == 1
+    token_verification._public_keys.cache_clear()  # keys reloaded (a rotation): checked in full again
+    verify(token)
+    assert len(decodes) == 2
+
+
+def test_a_remembered_token_still_expires(anna, decodes, monkeypatch):
+    token = guest_access_token(anna)
+    claims = verify(token)
+    seconds_left = claims["exp"] - _now()
+
+    class Later(dt.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return dt.datetime.now(tz) + dt.timedelta(seconds=seconds_left + 1)
+
+    monkeypatch.setattr(token_verification, "datetime", Later)
+    with pytest.raises(InvalidToken, match="Token expired"):
+        verify(token)
+    assert len(decodes) == 1  # refused from the remembered claims, by their expiry
+
+
+def test_a_remembered_token_is_not_remembered_for_another_issuer_or_audience(anna, decodes, settings):
+    token = guest_access_token(anna)
+    verify(token)
+
+    settings.JWT_AUDIENCE = "another-api"
+    with pytest.raises(InvalidToken):
+        verify(token)
+
+
+def test_changing_the_returned_claims_changes_nothing_remembered(anna, decodes):
+    token = guest_access_token(anna)
+    verify(token)["sub"] = str(uuid.uuid4())
+
+    assert verify(token)["sub"] == str(anna.pk)
+
+
+def test_a_refused_token_is_not_remembered(anna, decodes):
+    forged = _tampered(guest_access_token(anna), role="organizer")
+    for _ in range(3):
+        with pytest.raises(InvalidToken):
+            verify(forged)
+    assert len(decodes) == 3
+
+
 @pytest.mark.parametrize("module", ["tenants/token_verification.py", "tenants/authentication.py"])
 def test_the_enforcement_modules_import_nothing_that_reaches_the_database_or_private_keys(module):
     tree = ast.parse((REPO / module).read_text())
