@@ -89,6 +89,9 @@ class Guest(models.Model):
     last_login_at = MillisecondDateTimeField(_("last login"), null=True, blank=True)
     last_access_at = MillisecondDateTimeField(_("last access"), null=True, blank=True)
     invited_at = MillisecondDateTimeField(_("invited at"), null=True, blank=True)
+    # When the guest last asked the organizer to change their answer (rsvp.ChangeRequest). Null: never, so the
+    # guest's page and API skip looking for a request (most guests never ask). Set before the request is stored.
+    change_requested_at = MillisecondDateTimeField(_("change requested at"), null=True, blank=True, editable=False)
     created_at = MillisecondDateTimeField(_("created at"), default=timezone.now, editable=False)
 
     objects = GuestQuerySet.as_manager()

@@ -65,6 +65,13 @@ class ChangeRequest(models.Model):
     def __str__(self):
         return f"{self.guest_id} ({self.status})"
 
+    def save(self, *args, **kwargs):
+        if self._state.adding:
+            # The guest's flag first: a request whose flag was lost would be invisible to the guest, while a flag
+            # without a request (this save failing) only costs a lookup that finds nothing.
+            Guest.objects.filter(pk=self.guest_id).update(change_requested_at=self.created_at)
+        super().save(*args, **kwargs)
+
     @property
     def is_pending(self) -> bool:
         return self.status == self.Status.PENDING

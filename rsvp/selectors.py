@@ -39,7 +39,9 @@ def change_request_get(*, event: Event, request_id: uuid.UUID) -> ChangeRequest:
 
 
 def change_request_latest(*, guest: Guest) -> ChangeRequest | None:
-    """The guest's most recent request (index changerequest_event_guest)."""
+    """The guest's most recent request (index changerequest_event_guest); no query for a guest who never asked."""
+    if guest.change_requested_at is None:
+        return None
     return (
         ChangeRequest.objects.filter(tenant_id=guest.tenant_id, event_id=guest.event_id, guest_id=guest.pk)
         .order_by("-created_at", "pk")

@@ -586,6 +586,9 @@ def change_request_create(
     pending = ChangeRequest.objects.filter(
         tenant_id=guest.tenant_id, event_id=guest.event_id, guest_id=guest.pk, status=ChangeRequest.Status.PENDING
     )
+    # The guest's flag first (see ChangeRequest.save); asking again moves it too.
+    Guest.objects.filter(pk=guest.pk).update(change_requested_at=now)
+    guest.change_requested_at = now
     request = None
     for _attempt in range(3):
         if pending.update(proposed=proposed, message=message, created_at=now):
