@@ -14,7 +14,7 @@ class EveryWidget(forms.Form):
     email = forms.EmailField(required=False)
     count = forms.IntegerField(min_value=0, max_value=9)
     notes = forms.CharField(widget=forms.Textarea, required=False)
-    agree = forms.BooleanField(label="Yes, refund")
+    agree = forms.BooleanField(label="Yes, refund", help_text="The money goes back to the card")
     status = forms.ChoiceField(choices=[("", "All"), ("coming", "Coming"), ("declined", "Declined")])
     meal = forms.ChoiceField(choices=[("fish", "Fish"), ("meat", "Meat")], widget=forms.RadioSelect)
     days = forms.MultipleChoiceField(choices=[("sat", "Sat"), ("sun", "Sun")], widget=forms.CheckboxSelectMultiple)
@@ -22,6 +22,9 @@ class EveryWidget(forms.Form):
     secret = forms.CharField(widget=forms.PasswordInput, required=False)
     token = forms.CharField(widget=forms.HiddenInput, required=False)
     upload = forms.FileField(required=False)
+    # Labels can be an organizer's text (an event's questions): escaped in both branches of the field template.
+    question = forms.CharField(label='"><script>alert(2)</script>', required=False)
+    consent = forms.BooleanField(label='"><script>alert(3)</script>', required=False)
 
 
 class TemplateLanguageOnly(TemplatesSetting):
@@ -50,6 +53,7 @@ def test_every_widget_renders_the_same_html_as_the_template_language(data):
 
     for name in EveryWidget.base_fields:
         assert parse_html(str(ours[name])) == parse_html(str(reference[name])), name
+        assert parse_html(ours[name].as_field_group()) == parse_html(reference[name].as_field_group()), name
         assert parse_html(ours[name].label_tag()) == parse_html(reference[name].label_tag()), name
     assert parse_html(str(ours.errors)) == parse_html(str(reference.errors))
     assert parse_html(ours.render()) == parse_html(reference.render())
