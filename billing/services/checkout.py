@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from billing import payments, selectors
-from billing.models import Order, WaitlistEntry
+from billing.models import ConnectedAccount, Order, WaitlistEntry
 from billing.services.fees import application_fee_for, platform_fee_rate
 from billing.services.orders import order_close, order_free_complete
 from billing.services.seats import order_lines_reserve
@@ -64,8 +64,9 @@ class CheckoutRequest:
 
 def _checkout_lines(
     *, event: Event, request: CheckoutRequest, at: datetime
-) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
-    """Validated order lines and attendees, or a ValidationError with field messages."""
+) -> tuple[list[dict[str, Any]], list[dict[str, str]], ConnectedAccount | None]:
+    """Validated order lines and attendees, and the account paid lines are charged to (None when all are free);
+    or a ValidationError with field messages."""
     wanted: dict[str, int] = {}
     for item in request.items:
         if item.quantity < 0:
@@ -81,9 +82,13 @@ def _checkout_lines(
     lines: list[dict[str, Any]] = []
     errors: list[str] = []
     # Paid tickets go on sale once the organization's Stripe account can take charges; free ones always can.
-    takes_charges = any(t.price > 0 for t in types.values()) and (
-        selectors.connected_account_for_charges(tenant_id=event.tenant_id) is not None
+    # Read once: the order goes to the account that was checked.
+    account = (
+        selectors.connected_account_for_charges(tenant_id=event.tenant_id)
+        if any(t.price > 0 for t in types.values())
+        else None
     )
+    takes_charges = account is not None
     for type_id, quantity in wanted.items():
         ticket_type = types.get(type_id)
         hidden = ticket_type is None or (
@@ -133,7 +138,7 @@ def _checkout_lines(
     for line in lines:
         for _seat in range(line["quantity"]):
             attendees.append({"ticket_type": line["ticket_type"], "name": names[len(attendees)] if names else ""})
-    return lines, attendees
+    return lines, attendees, account
 
 
 def _buyer_clean(request: CheckoutRequest) -> Order:
@@ -204,7 +209,7 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
         raise ValidationError({"items": _("Tickets for this event are not on sale.")})
     mode = payments.payment_mode()
     now = timezone.now()
-    lines, attendees = _checkout_lines(event=event, request=request, at=now)
+    lines, attendees, account = _checkout_lines(event=event, request=request, at=now)
     total = sum(line["quantity"] * line["unit_price"] for line in lines)
     if mode == "off" and total:
         raise PaymentsUnavailable(_("Ticket sales are not open yet: payments are not configured."))
@@ -219,8 +224,9 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
     if failed:
         raise SoldOut(list(TicketType.objects.filter(pk__in=failed)))
     order = _order_build(
-        event=event, request=request, lines=lines, attendees=attendees, buyer=buyer, answers=answers, at=now
-    )
+        event=event, request=request, lines=lines, attendees=attendees, account=account, buyer=buyer,
+        answers=answers, at=now,
+    )  # fmt: skip
     return _order_open(order=order, event=event, lines=lines, success_url=success_url, cancel_url=cancel_url)
 
 
@@ -246,12 +252,13 @@ def checkout_start_from_offer(
     request.access_code = entry.ticket_type.access_code
     if event.attendee_names_required and not request.attendee_names:
         request.attendee_names = [request.buyer_name]  # one seat: the buyer's own ticket
-    lines, attendees = _checkout_lines(event=event, request=request, at=now)
+    lines, attendees, account = _checkout_lines(event=event, request=request, at=now)
     buyer = _buyer_clean(request)
     answers = events_services.event_answers_clean(event=event, answers=request.answers)
     order = _order_build(
-        event=event, request=request, lines=lines, attendees=attendees, buyer=buyer, answers=answers, at=now
-    )
+        event=event, request=request, lines=lines, attendees=attendees, account=account, buyer=buyer,
+        answers=answers, at=now,
+    )  # fmt: skip
     if not waitlist_claim(entry=entry, token=token, order_id=order.pk):
         raise ValidationError({"offer": _("This offer has expired or was already used.")})
 
@@ -280,6 +287,7 @@ def _order_build(
     request: CheckoutRequest,
     lines: list[dict[str, Any]],
     attendees: list[dict[str, str]],
+    account: ConnectedAccount | None,
     buyer: Order,
     answers: dict[str, Any],
     at: datetime,
@@ -289,7 +297,7 @@ def _order_build(
     total = sum(line["quantity"] * line["unit_price"] for line in lines)
     # Fixed now, for the order's life: the destination of the charge and the platform's fee on it. Without
     # an account that can take charges the platform keeps the whole charge, and takes no fee of its own.
-    account = selectors.connected_account_for_charges(tenant_id=event.tenant_id) if total else None
+    account = account if total else None  # a free order has no destination
     return Order(
         tenant_id=event.tenant_id,
         event_id=event.pk,

@@ -6,6 +6,8 @@ and replayed webhooks that book nothing twice."""
 import pytest
 import stripe
 from django.core.exceptions import ValidationError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from billing import payments, services
 from billing.models import ConnectedAccount, LedgerEntry, Order
@@ -72,6 +74,16 @@ def test_checkout_session_is_a_destination_charge_with_the_fee(
     assert call.params["payment_intent_data"]["application_fee_amount"] == "305"
     assert call.params["payment_intent_data"]["transfer_data"] == {"destination": ACCOUNT}
     assert "on_behalf_of" not in call.params["payment_intent_data"]
+
+
+def test_checkout_reads_the_account_once_and_charges_the_account_it_checked(
+    fake_stripe, fee_settings, account, ticketed_event, standard
+):
+    with CaptureQueriesContext(connection) as queries:
+        order = buy(ticketed_event, (standard, 1))
+
+    assert order.stripe_account_id == ACCOUNT
+    assert sum("billing_connectedaccount" in query["sql"] for query in queries) == 1
 
 
 def test_without_an_account_that_takes_charges_the_charge_is_the_platforms_and_carries_no_fee(
