@@ -32,7 +32,7 @@ def test_guests_who_asked_before_the_flag_existed_get_it_from_their_latest_reque
             )
 
         asked_twice, asked_once, never = guest("Anna"), guest("Ben"), guest("Cleo")
-        first = timezone.now() - dt.timedelta(days=2)
+        first = (timezone.now() - dt.timedelta(days=2)).replace(microsecond=0)  # whole ms: as MongoDB keeps it
         asked = [(asked_twice, first, "declined"), (asked_twice, first + dt.timedelta(days=1), "pending")]
         for who, at, status in [*asked, (asked_once, first, "approved")]:
             OldChangeRequest.objects.create(
