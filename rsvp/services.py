@@ -586,12 +586,11 @@ def change_request_create(
     pending = ChangeRequest.objects.filter(
         tenant_id=guest.tenant_id, event_id=guest.event_id, guest_id=guest.pk, status=ChangeRequest.Status.PENDING
     )
-    # The guest's flag first (see ChangeRequest.save); asking again moves it too.
-    Guest.objects.filter(pk=guest.pk).update(change_requested_at=now)
-    guest.change_requested_at = now
     request = None
     for _attempt in range(3):
         if pending.update(proposed=proposed, message=message, created_at=now):
+            # The flag is set already (by the pending request's save); it follows the request's new time.
+            Guest.objects.filter(pk=guest.pk).update(change_requested_at=now)
             request = pending.first()
         if request is not None:
             break
@@ -610,6 +609,7 @@ def change_request_create(
             continue  # another request of this guest was opened at the same moment: update that one
     if request is None:
         raise RsvpConflict()
+    guest.change_requested_at = request.created_at  # as stored (milliseconds)
     audit_log_record(
         action="rsvp.change_requested",
         tenant=guest.tenant,

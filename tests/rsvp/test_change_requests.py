@@ -7,6 +7,7 @@ import pytest
 from django.core import mail
 from django.core.exceptions import ValidationError
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -29,6 +30,7 @@ from tenants.models import Role, Tenant
 from tests.api.organizer_fixtures import organizer_client
 from tests.factories import MembershipFactory, UserFactory
 from tests.rsvp.household_form import household_post, row
+from tests.support.backends import statements
 
 COMING, DECLINED, PENDING = Guest.Status.COMING, Guest.Status.DECLINED, Guest.Status.PENDING
 
@@ -96,6 +98,22 @@ def test_asking_again_replaces_the_open_request(anna_lisa):
     assert second.pk == first.pk
     assert ChangeRequest.objects.get().message == "second"
     assert ChangeRequest.objects.get().proposed["attending"] is False
+
+
+def test_the_guest_is_flagged_once_when_asking_and_the_flag_follows_a_new_ask(anna_lisa):
+    """The flag lets the guest's page skip the lookup for guests who never asked; a new request sets it once."""
+    anna, lisa = anna_lisa
+    assert anna.change_requested_at is None
+
+    with CaptureQueriesContext(connection) as first_ask:
+        first = change_request_create(guest=anna, answer=_lisa_absent(anna, lisa), message="first")
+
+    assert len(statements(first_ask, "UPDATE", "guests_guest")) == 1
+    assert _fresh(anna).change_requested_at == first.created_at == anna.change_requested_at
+    later = first.created_at + dt.timedelta(minutes=5)
+    second = change_request_create(guest=anna, answer=HouseholdAnswer(attending=False), message="again", now=later)
+    assert second.pk == first.pk
+    assert _fresh(anna).change_requested_at == later == anna.change_requested_at
 
 
 def test_a_decided_request_leaves_room_for_a_new_one(anna_lisa, owner):
