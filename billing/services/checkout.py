@@ -62,11 +62,32 @@ class CheckoutRequest:
     language: str = "en"
 
 
-def _checkout_lines(
-    *, event: Event, request: CheckoutRequest, at: datetime
-) -> tuple[list[dict[str, Any]], list[dict[str, str]], ConnectedAccount | None]:
-    """Validated order lines and attendees, and the account paid lines are charged to (None when all are free);
-    or a ValidationError with field messages."""
+@dataclass(frozen=True)
+class _CheckedLines:
+    """A checkout request's lines, checked against its ticket types as read."""
+
+    lines: list[dict[str, Any]]
+    attendees: list[dict[str, str]]
+    account: ConnectedAccount | None  # the account paid lines are charged to; None when all are free
+    ticket_types: dict[str, TicketType]  # by id, as read
+
+    def sold_out_when_read(self) -> list[TicketType]:
+        """The types that had fewer seats left than asked for when they were read.
+
+        Answering sold out from this read is exact, not a guess: it is the answer the
+        reservation would have given at that moment (a rush's late buyers are answered
+        without a write). Enough seats when read proves nothing: the reservation decides.
+        """
+        return [
+            self.ticket_types[line["ticket_type"]]
+            for line in self.lines
+            if self.ticket_types[line["ticket_type"]].remaining < line["quantity"]
+        ]
+
+
+def _checkout_lines(*, event: Event, request: CheckoutRequest, at: datetime) -> _CheckedLines:
+    """Validated order lines and attendees, and the account paid lines are charged to; or a ValidationError
+    with field messages."""
     wanted: dict[str, int] = {}
     for item in request.items:
         if item.quantity < 0:
@@ -138,7 +159,7 @@ def _checkout_lines(
     for line in lines:
         for _seat in range(line["quantity"]):
             attendees.append({"ticket_type": line["ticket_type"], "name": names[len(attendees)] if names else ""})
-    return lines, attendees, account
+    return _CheckedLines(lines=lines, attendees=attendees, account=account, ticket_types=types)
 
 
 def _buyer_clean(request: CheckoutRequest) -> Order:
@@ -209,13 +230,16 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
         raise ValidationError({"items": _("Tickets for this event are not on sale.")})
     mode = payments.payment_mode()
     now = timezone.now()
-    lines, attendees, account = _checkout_lines(event=event, request=request, at=now)
+    checked = _checkout_lines(event=event, request=request, at=now)
+    lines = checked.lines
     total = sum(line["quantity"] * line["unit_price"] for line in lines)
     if mode == "off" and total:
         raise PaymentsUnavailable(_("Ticket sales are not open yet: payments are not configured."))
     buyer = _buyer_clean(request)
     answers = events_services.event_answers_clean(event=event, answers=request.answers)
 
+    if sold_out := checked.sold_out_when_read():
+        raise SoldOut(sold_out)
     # Seats freed while people wait are theirs: the public cannot buy past the waitlist (docs/waitlist.md).
     held_back = selectors.waitlist_waiting_type_ids(ticket_type_ids=[line["ticket_type"] for line in lines])
     if held_back:
@@ -224,8 +248,8 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
     if failed:
         raise SoldOut(list(TicketType.objects.filter(pk__in=failed)))
     order = _order_build(
-        event=event, request=request, lines=lines, attendees=attendees, account=account, buyer=buyer,
-        answers=answers, at=now,
+        event=event, request=request, lines=lines, attendees=checked.attendees, account=checked.account,
+        buyer=buyer, answers=answers, at=now,
     )  # fmt: skip
     return _order_open(order=order, event=event, lines=lines, success_url=success_url, cancel_url=cancel_url)
 
@@ -252,12 +276,14 @@ def checkout_start_from_offer(
     request.access_code = entry.ticket_type.access_code
     if event.attendee_names_required and not request.attendee_names:
         request.attendee_names = [request.buyer_name]  # one seat: the buyer's own ticket
-    lines, attendees, account = _checkout_lines(event=event, request=request, at=now)
+    checked = _checkout_lines(event=event, request=request, at=now)
+    lines = checked.lines
     buyer = _buyer_clean(request)
     answers = events_services.event_answers_clean(event=event, answers=request.answers)
+    # No sold-out check: the offer holds its seat (counted in `reserved`).
     order = _order_build(
-        event=event, request=request, lines=lines, attendees=attendees, account=account, buyer=buyer,
-        answers=answers, at=now,
+        event=event, request=request, lines=lines, attendees=checked.attendees, account=checked.account,
+        buyer=buyer, answers=answers, at=now,
     )  # fmt: skip
     if not waitlist_claim(entry=entry, token=token, order_id=order.pk):
         raise ValidationError({"offer": _("This offer has expired or was already used.")})

@@ -4,12 +4,17 @@ and a Stripe that fails leaves nothing held: the order is cancelled and its seat
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.db.models import F
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from billing import payments, services
 from billing.models import Order
+from events.models import TicketType
 from eventsaas.fields import now_as_stored
 from tests.billing.conftest import STANDARD_PRICE, VIP_PRICE, buy, fresh, seats
+from tests.support.backends import statements
 
 pytestmark = pytest.mark.django_db
 
@@ -147,3 +152,37 @@ def test_sold_out_calls_stripe_not_at_all(fake_stripe, ticketed_event, vip):
     assert len(fake_stripe.calls("POST", SESSIONS)) == 1
     assert Order.objects.count() == 1
     assert seats(vip) == (0, 2)
+
+
+def test_a_type_sold_out_when_read_is_answered_without_writing_anything(fake_stripe, ticketed_event, standard, vip):
+    """A rush's late buyers: the ticket types as read already say sold out, so no seat write and no waitlist read."""
+    buy(ticketed_event, (vip, 2))
+
+    with CaptureQueriesContext(connection) as queries, pytest.raises(services.SoldOut) as caught:
+        buy(ticketed_event, (standard, 1), (vip, 1), email="late@example.com")
+
+    assert [(t.pk, t.remaining) for t in caught.value.ticket_types] == [(vip.pk, 0)]
+    assert statements(queries, "UPDATE") == statements(queries, "INSERT") == []
+    assert statements(queries, "SELECT", "billing_waitlistentry") == []
+    assert seats(standard) == (0, 0) and seats(vip) == (0, 2)
+
+
+def test_seats_taken_after_they_were_read_are_still_refused_by_the_reservation(
+    fake_stripe, ticketed_event, vip, monkeypatch
+):
+    """Seats left when read prove nothing: another buyer may take them before this one's reservation."""
+    read = services.checkout._checkout_lines
+
+    def read_then_someone_else_buys(**kwargs):
+        checked = read(**kwargs)
+        TicketType.objects.filter(pk=vip.pk).update(sold=F("capacity"))
+        return checked
+
+    monkeypatch.setattr(services.checkout, "_checkout_lines", read_then_someone_else_buys)
+
+    with pytest.raises(services.SoldOut) as caught:
+        buy(ticketed_event, (vip, 1))
+
+    assert [(t.pk, t.remaining) for t in caught.value.ticket_types] == [(vip.pk, 0)]  # as stored, not as read
+    assert seats(vip) == (2, 0)
+    assert Order.objects.count() == 0 and fake_stripe.calls("POST", SESSIONS) == []
