@@ -7,6 +7,7 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.contrib.contenttypes.models import ContentType
 from django.db import connection
+from django.db.migrations.recorder import MigrationRecorder
 from django.test import TransactionTestCase
 
 from guests.models import GuestMessage
@@ -50,3 +51,19 @@ def test_the_teardown_empties_what_this_test_and_another_process_wrote(db):
     assert _non_empty_collections() == []
     # What post_migrate would recreate after a full flush is there.
     assert (ContentType.objects.count(), Permission.objects.count()) == (content_types, permissions)
+
+
+def test_the_teardown_keeps_the_migration_records_a_migration_test_wrote(db):
+    """Django's flush leaves django_migrations; so must the fast path, or the next migration test on this
+    worker finds nothing applied and tries to create every collection again."""
+    teardown = TransactionTestCase("__init__")._fixture_teardown
+    teardown()  # the first one in a process is a full flush; the next one is the fast path
+    recorder = MigrationRecorder(connection)
+    applied = set(recorder.applied_migrations())
+    app, name = max(applied)
+    recorder.record_unapplied(app, name)  # a migration test steps back...
+    recorder.record_applied(app, name)  # ...and forward again
+
+    teardown()
+
+    assert set(MigrationRecorder(connection).applied_migrations()) == applied

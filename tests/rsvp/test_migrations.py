@@ -10,15 +10,8 @@ from django.utils import timezone
 from guests.models import Guest
 from rsvp import selectors
 from tests.guests.test_migrations import _latest, _migrate
-from tests.support.backends import ON_MONGODB
 
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    # Run alone on MongoDB it passes (bin/test-mongo tests/rsvp/test_migrations.py); in the full MongoDB pass, stepping
-    # back found contenttypes unrecorded on its worker and tried to create its collection again. Until that is
-    # understood, the backfill's MongoDB check is that run alone; migrating forward runs in every pass's set-up.
-    pytest.mark.skipif(ON_MONGODB, reason="stepping migrations back in the shared MongoDB pass: see the comment"),
-]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 BEFORE = [("guests", "0008_guest_holder_key"), ("rsvp", "0001_change_requests")]
 
