@@ -30,6 +30,8 @@ the workers record what they enqueue and the emails are sent afterwards, through
 """
 
 import argparse
+import cProfile
+import json
 import multiprocessing
 import os
 import random
@@ -44,6 +46,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+PROFILE_DIR = ""  # --profile
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from dashboard import PostgresDatabase, SqliteFile, table  # noqa: E402  (bench/ is this script's folder)
@@ -67,6 +70,9 @@ def parse_args(argv=None):
     parser.add_argument("--seed", type=int, default=2026, help="random seed (quantities, webhook order)")
     parser.add_argument("--database-url", help="postgres://user@host:port/name: created and dropped here")
     parser.add_argument("--recreate", action="store_true", help="drop that PostgreSQL database first if it exists")
+    parser.add_argument(
+        "--profile", metavar="DIR", help="write a cProfile of each worker's timed phase there (<phase>-<worker>.prof)"
+    )
     args = parser.parse_args(argv)
     if min(args.buyers, args.seats, args.workers, args.max_quantity) < 1 or args.redeliveries < 2:
         parser.error("--buyers, --seats, --workers and --max-quantity must be at least 1, --redeliveries 2")
@@ -124,9 +130,12 @@ def run_workers(workers: int, jobs: list, work) -> list[dict]:
         from django.db import connection
 
         calls, error = [], None
+        profile = cProfile.Profile() if PROFILE_DIR else None
         try:
             connection.ensure_connection()
             barrier.wait(timeout=60)
+            if profile is not None:
+                profile.enable()
             for job in jobs[index::workers]:
                 started = time.perf_counter()
                 try:
@@ -137,6 +146,9 @@ def run_workers(workers: int, jobs: list, work) -> list[dict]:
         except Exception:  # noqa: BLE001
             error = traceback.format_exc()
         finally:
+            if profile is not None:
+                profile.disable()
+                profile.dump_stats(Path(PROFILE_DIR) / f"{work.__qualname__.split('.')[0]}-{index}.prof")
             connections.close_all()
             results.put({"calls": calls, "error": error, "extra": getattr(work, "collected", None)})
 
@@ -364,7 +376,9 @@ def run(args, database) -> int:
     from django.db import connection
     from django.utils import timezone
 
+    from billing import payments
     from billing.models import Order
+    from billing.services import connected_account_ensure, connected_account_sync
     from events.models import Event
     from tenants.models import Tenant
 
@@ -374,6 +388,11 @@ def run(args, database) -> int:
     mail.outbox = []
     # A verified organization: unverified ones cannot sell (abuse rule of the sign-up flow).
     tenant = Tenant.objects.create(name="Bench Org", slug="bench-org", verified_at=timezone.now())
+    # Paid tickets go on sale once the organization's (here simulated) Stripe account can take charges;
+    # payments are then destination charges with the platform's fee, as in production.
+    account = connected_account_ensure(tenant=tenant, acting_user=None)
+    payload, _signature = payments.simulated_account_event(account=account)
+    connected_account_sync(event=json.loads(payload))
     event = Event.objects.create(
         tenant=tenant,
         kind=Event.Kind.TICKETED,
@@ -508,7 +527,11 @@ def run(args, database) -> int:
 
 
 def main(argv=None) -> int:
+    global PROFILE_DIR
     args = parse_args(argv)
+    if args.profile:
+        Path(args.profile).mkdir(parents=True, exist_ok=True)
+        PROFILE_DIR = args.profile
     started = time.perf_counter()
     if args.database_url:
         if urlsplit(args.database_url).scheme not in {"postgres", "postgresql"}:

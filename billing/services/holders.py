@@ -26,15 +26,19 @@ def holder_follow(*, guest_id: uuid.UUID, reason: str) -> Guest | None:
     )
 
 
-def order_holder_link(*, order: Order) -> Guest | None:
+def order_holder_link(*, order: Order, tickets_issued: bool = False) -> Guest | None:
     """The order's guest, created once, linked to each of the order's tickets, coming for the valid ones.
 
     Called by tickets_issue after every issue (retries included), so it is safe any number of times.
+    `tickets_issued`: the caller has just issued them, so they need not be looked for.
     """
-    if not Ticket.objects.filter(order_id=order.pk).exists():
+    if not tickets_issued and not Ticket.objects.filter(order_id=order.pk).exists():
         return None
     guest = guests_services.guest_ticket_holder_get_or_create(
         event=order.event, holder_key=order_holder_key(order), full_name=order.buyer_name, email=order.buyer_email
     )
     Ticket.objects.filter(order_id=order.pk, guest__isnull=True).update(guest=guest)
-    return holder_follow(guest_id=guest.pk, reason="issued")
+    # The guest as found or created; guest_tickets_follow reads it again before each write.
+    return guests_services.guest_tickets_follow(
+        guest=guest, valid_tickets=lambda: holder_valid_tickets(guest=guest), reason="issued"
+    )

@@ -116,7 +116,8 @@ def order_payment_record(*, order: Order, payment_intent_id: str, amount: int, c
     if order.status in {Order.Status.EXPIRED, Order.Status.CANCELLED}:
         _late_payment_accept(order, now=now)
 
-    order.refresh_from_db()
+    # With its event: the tickets' holder becomes a guest of it.
+    order.refresh_from_db(from_queryset=Order.objects.select_related("event"))
     if order.is_paid:
         tickets_issue(order=order)
         refunds_apply(order)
@@ -240,7 +241,7 @@ def _closed_notify_task() -> Task[..., Any]:
     return order_closed_notify_task
 
 
-def tickets_issue(*, order: Order) -> list[Ticket]:
+def tickets_issue(*, order: Order) -> None:
     """One ticket per seat of a paid order; creating the missing ones only, so calling it again is harmless.
 
     The buyer becomes the order's guest of the event, once, holding every ticket (billing.services.holders).
@@ -279,8 +280,8 @@ def tickets_issue(*, order: Order) -> list[Ticket]:
                         ticket.save(force_insert=True)
                 except IntegrityError:
                     pass
-    order_holder_link(order=order)
-    return list(Ticket.objects.filter(order_id=order.pk).order_by("seat"))
+    # Every seat has its ticket now (stored here, or by a delivery that got there first).
+    order_holder_link(order=order, tickets_issued=bool(order.attendees))
 
 
 def order_review_accept(*, order: Order, acting_user: ActingUser) -> Order:

@@ -6,9 +6,12 @@ import uuid
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from billing import services
 from billing.models import LedgerEntry, Order, Ticket, WebhookEvent
+from billing.services import orders, webhooks
 from tests.billing.conftest import (
     STANDARD_PRICE,
     VIP_PRICE,
@@ -26,6 +29,7 @@ from tests.billing.conftest import (
     tickets_of,
 )
 from tests.factories import TicketedEventFactory, TicketTypeFactory
+from tests.support.backends import statements
 from tests.support.stripe_fixtures import STRIPE_WEBHOOK_SECRET
 
 pytestmark = pytest.mark.django_db
@@ -75,6 +79,27 @@ def test_signed_completed_event_pays_the_order_and_issues_one_ticket_per_seat(
     # The QR images are the tickets' codes, named as printed.
     filenames = sorted(a.get_filename() for a in png_attachments(tickets_emails()[0]))
     assert filenames == sorted(f"ticket-{t.display_code}.png" for t in tickets_of(order))
+
+
+def test_processing_a_payment_reads_nothing_it_already_has(fake_stripe, order, standard, vip, monkeypatch):
+    """The hot path after a rush: the event comes with the order, and what was just written is not read back
+    (the tickets, the holder's guest). Each statement costs a round trip on every backend."""
+    body, signature = fake_stripe.signed_payload(fake_stripe.complete(order.stripe_session_id), STRIPE_WEBHOOK_SECRET)
+    # Stored, not processed yet; then processed without the email (a task of its own). On MongoDB on-commit
+    # work runs at once, so the tasks are not sent at all.
+    for module in (webhooks, orders):
+        monkeypatch.setattr(module, "enqueue_on_commit", lambda *args, **kwargs: None)
+    row, _created = services.webhook_receive(payload=body, signature=signature)
+
+    with CaptureQueriesContext(connection) as queries:
+        services.webhook_event_process(webhook_event=row)
+
+    assert fresh(order).status == Order.Status.PAID
+    assert statements(queries, "SELECT", main_table="events_event") == []
+    # the seats already issued, then the holder's valid tickets counted before and after its answer is written
+    assert len(statements(queries, "SELECT", main_table="billing_ticket")) == 3
+    # the holder found by its key (none yet), then read before each write of its answer
+    assert len(statements(queries, "SELECT", main_table="guests_guest")) == 3
 
 
 # --- Refused deliveries change nothing --------------------------------------------------------------

@@ -122,9 +122,14 @@ def statement_verb(query: str) -> str:
     return verb if verb in {"SELECT", "INSERT", "UPDATE", "DELETE"} else ""
 
 
-def statements(captured, verb: str, table: str = "") -> list[str]:
+_SQL_MAIN_TABLE = re.compile(r'^\s*(?:SELECT .*? FROM|INSERT INTO|UPDATE|DELETE FROM) "(?P<table>\w+)"', re.DOTALL)
+
+
+def statements(captured, verb: str, table: str = "", *, main_table: str = "") -> list[str]:
     """Captured queries that are `verb` on `table` (any table when empty), on every backend.
 
+    `table` matches any table a SQL statement names (a join's too); `main_table` only the
+    one it reads from or writes to (a MongoDB operation names just its collection).
     `captured` is a CaptureQueriesContext or its `captured_queries`.
     """
     queries = getattr(captured, "captured_queries", captured)
@@ -135,6 +140,11 @@ def statements(captured, verb: str, table: str = "") -> list[str]:
             continue
         match = _MONGO_OPERATION.match(text)
         target = match["collection"] if match else text
+        if main_table:
+            sql_main = None if match else _SQL_MAIN_TABLE.match(text)
+            target = match["collection"] if match else (sql_main["table"] if sql_main else "")
+            if target != main_table:
+                continue
         if table in target:
             found.append(text)
     return found
