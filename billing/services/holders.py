@@ -19,8 +19,11 @@ from guests.models import Guest
 def holder_follow(*, guest_id: uuid.UUID, reason: str) -> Guest | None:
     """The guest's answer made to match their valid tickets now (idempotent)."""
     guest = Guest.objects.filter(pk=guest_id).first()
-    if guest is None:
-        return None
+    return _answer_follow_tickets(guest, reason=reason) if guest is not None else None
+
+
+def _answer_follow_tickets(guest: Guest, *, reason: str) -> Guest:
+    # guest_tickets_follow reads the guest again before each write: `guest` only needs its ids.
     return guests_services.guest_tickets_follow(
         guest=guest, valid_tickets=lambda: holder_valid_tickets(guest=guest), reason=reason
     )
@@ -38,7 +41,4 @@ def order_holder_link(*, order: Order, tickets_issued: bool = False) -> Guest | 
         event=order.event, holder_key=order_holder_key(order), full_name=order.buyer_name, email=order.buyer_email
     )
     Ticket.objects.filter(order_id=order.pk, guest__isnull=True).update(guest=guest)
-    # The guest as found or created; guest_tickets_follow reads it again before each write.
-    return guests_services.guest_tickets_follow(
-        guest=guest, valid_tickets=lambda: holder_valid_tickets(guest=guest), reason="issued"
-    )
+    return _answer_follow_tickets(guest, reason="issued")
