@@ -133,18 +133,20 @@ def statements(captured, verb: str, table: str = "", *, main_table: str = "") ->
     `captured` is a CaptureQueriesContext or its `captured_queries`.
     """
     queries = getattr(captured, "captured_queries", captured)
-    found = []
-    for query in queries:
-        text = query["sql"]
-        if statement_verb(text) != verb:
-            continue
-        match = _MONGO_OPERATION.match(text)
-        target = match["collection"] if match else text
-        if main_table:
-            sql_main = None if match else _SQL_MAIN_TABLE.match(text)
-            target = match["collection"] if match else (sql_main["table"] if sql_main else "")
-            if target != main_table:
-                continue
-        if table in target:
-            found.append(text)
-    return found
+    return [
+        query["sql"]
+        for query in queries
+        if statement_verb(query["sql"]) == verb
+        and table in _statement_target(query["sql"], main_only=False)
+        and (not main_table or _statement_target(query["sql"], main_only=True) == main_table)
+    ]
+
+
+def _statement_target(query: str, *, main_only: bool) -> str:
+    """A MongoDB operation's collection; for SQL, the table it reads or writes (main_only) or its whole text."""
+    if match := _MONGO_OPERATION.match(query):
+        return match["collection"]
+    if not main_only:
+        return query
+    sql_main = _SQL_MAIN_TABLE.match(query)
+    return sql_main["table"] if sql_main else ""
