@@ -12,6 +12,7 @@ from django.utils.functional import Promise
 from django.utils.timezone import now
 from django.utils.translation import gettext_lazy as _
 
+from events.guest_view_versions import GuestViewModel, GuestViewQuerySet
 from eventsaas.dates import is_sane_datetime, validate_sane_datetime
 from eventsaas.fields import MillisecondDateTimeField
 from eventsaas.models import TenantScopedQuerySet
@@ -52,12 +53,16 @@ def questions_error(questions: object) -> str | Promise | None:
     return None
 
 
-class EventQuerySet(TenantScopedQuerySet["Event"]):
+class EventQuerySet(GuestViewQuerySet["Event"]):
+    event_attname = "id"
+
     def active(self) -> Self:
         return self.exclude(status=Event.Status.ARCHIVED)
 
 
-class Event(models.Model):
+class Event(GuestViewModel):
+    guest_view_event_attname = "id"
+
     class Kind(models.TextChoices):
         INVITE_ONLY = "invite_only", _("Invite only")
         TICKETED = "ticketed", _("Ticketed")

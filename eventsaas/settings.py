@@ -208,7 +208,7 @@ WHITENOISE_ROOT = BASE_DIR / "static" / "root"
 
 REDIS_URL = env_str("REDIS_URL", "")
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {"default": {"BACKEND": "eventsaas.cache.RedisCache", "LOCATION": REDIS_URL}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "eventsaas"}}
 
@@ -625,6 +625,16 @@ JWT_GUEST_TOKEN_LIFETIME = timedelta(minutes=env_int("JWT_GUEST_TOKEN_MINUTES", 
 # refresh family (tenants/token_state.py). Revocations write the cache at once; this
 # bounds how late a process without a shared cache (no REDIS_URL) notices one.
 TOKEN_STATE_CACHE_SECONDS = env_int("TOKEN_STATE_CACHE_SECONDS", 30)
+# The guest API keeps the households it read in each process's memory, checked against a version of
+# the event in the shared cache on every request (rsvp/household_cache.py): on with REDIS_URL only,
+# since a per-process cache cannot tell one process about another's writes. The seconds bound how
+# long anything is kept (and so a change that missed its version); 0 turns it off.
+GUEST_API_CACHE_SECONDS = env_int("GUEST_API_CACHE_SECONDS", 30 if REDIS_URL else 0)
+GUEST_API_CACHE_ENTRIES = env_int("GUEST_API_CACHE_ENTRIES", 10_000)
+if GUEST_API_CACHE_SECONDS > 0 and not REDIS_URL:
+    raise ImproperlyConfigured("GUEST_API_CACHE_SECONDS needs REDIS_URL: each process would keep stale households")
+if GUEST_API_CACHE_ENTRIES < 1:
+    raise ImproperlyConfigured("GUEST_API_CACHE_ENTRIES must be 1 or more")
 SIMPLE_JWT: dict[str, Any] = {
     "ALGORITHM": "RS256",
     "ACCESS_TOKEN_LIFETIME": timedelta(minutes=env_int("JWT_ACCESS_TOKEN_MINUTES", 10)),

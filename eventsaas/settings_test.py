@@ -5,6 +5,9 @@ from eventsaas.settings import *  # noqa: F403
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "tests"}}
+# On, as with Redis: the suite is one process, so the in-memory cache is shared, and every test that writes
+# and then reads the guest API checks that the write changed the event's version (rsvp/household_cache.py).
+GUEST_API_CACHE_SECONDS = 30
 SILENCED_SYSTEM_CHECKS = ["django_ratelimit.E003", "django_ratelimit.W001", "axes.W001"]
 CELERY_TASK_ALWAYS_EAGER = True
 CELERY_BROKER_URL = "memory://"

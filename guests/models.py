@@ -8,14 +8,20 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from events.guest_view_versions import GuestViewModel, GuestViewQuerySet
 from events.models import Event
 from eventsaas.fields import MillisecondDateTimeField
 from eventsaas.models import TenantScopedQuerySet
 from guests.codes import generate_code
 from tenants.models import Tenant
 
+# What the worker's activity stamps and the invitation mail write: nothing a guest sees (events.guest_view_versions).
+GUEST_FIELDS_UNSEEN_BY_GUESTS = frozenset({"last_login_at", "last_access_at", "invited_at"})
 
-class GuestQuerySet(TenantScopedQuerySet["Guest"]):
+
+class GuestQuerySet(GuestViewQuerySet["Guest"]):
+    unseen_fields = GUEST_FIELDS_UNSEEN_BY_GUESTS
+
     def for_event(self, event: Event) -> Self:
         # tenant_id is repeated on purpose: every guest query is scoped by both keys.
         return self.filter(tenant_id=event.tenant_id, event_id=event.pk)
@@ -27,7 +33,7 @@ class GuestQuerySet(TenantScopedQuerySet["Guest"]):
         return self.filter(tenant_id=guest.tenant_id, event_id=guest.event_id, group_id=guest.group_id)
 
 
-class Guest(models.Model):
+class Guest(GuestViewModel):
     """An invited person with their own code, and their own answer.
 
     Each member of a household owns an answer: `status` and `num_guests` (the
@@ -95,6 +101,7 @@ class Guest(models.Model):
     created_at = MillisecondDateTimeField(_("created at"), default=timezone.now, editable=False)
 
     objects = GuestQuerySet.as_manager()
+    guest_view_unseen_fields = GUEST_FIELDS_UNSEEN_BY_GUESTS
 
     class Meta:
         verbose_name = _("guest")

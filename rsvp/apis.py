@@ -32,7 +32,7 @@ from eventsaas.api import (
 from guests.activity import track_activity
 from guests.models import Guest, GuestActivity
 from guests.permissions import OrganizerGuestApi
-from rsvp import selectors, services
+from rsvp import household_cache, selectors, services
 from rsvp.filters import ChangeRequestFilterSet
 from rsvp.models import ChangeRequest
 from rsvp.throttling import RETRY_AFTER_SECONDS, guest_login_is_throttled
@@ -472,7 +472,7 @@ def household_from_token(request) -> services.Household:
     """guest_from_token and the guest's household, read together (one query while the token's group is current)."""
     claims = request.auth
     try:
-        household = services.household_with_hint(
+        household = household_cache.household_with_hint(
             tenant_id=uuid.UUID(claims.get("tenant_id")),
             event_id=uuid.UUID(claims.get("event_id")),
             guest_id=uuid.UUID(claims["sub"]),

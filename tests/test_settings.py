@@ -249,3 +249,26 @@ def test_platform_fee_settings_are_read_exactly():
         text=True,
     )
     assert result.stdout.split() == ["435", "30"]  # int(4.35 * 100) with floats is 434
+
+
+def test_the_guest_api_cache_is_on_with_redis_only():
+    assert _settings_value({}, "s.GUEST_API_CACHE_SECONDS") == "0"
+    assert _settings_value({"REDIS_URL": "redis://r:6379/0"}, "s.GUEST_API_CACHE_SECONDS") == "30"
+    assert (
+        _settings_value({"REDIS_URL": "redis://r:6379/0", "GUEST_API_CACHE_SECONDS": "0"}, "s.GUEST_API_CACHE_SECONDS")
+        == "0"
+    )
+
+
+@pytest.mark.parametrize(
+    ("env", "complaint"),
+    [
+        # Each process would keep households no other process's write could end: stale answers, live revoked tokens.
+        ({"GUEST_API_CACHE_SECONDS": "30"}, "GUEST_API_CACHE_SECONDS needs REDIS_URL"),
+        ({"REDIS_URL": "redis://r:6379/0", "GUEST_API_CACHE_ENTRIES": "0"}, "GUEST_API_CACHE_ENTRIES"),
+    ],
+)
+def test_a_guest_api_cache_that_cannot_work_stops_the_start(env, complaint):
+    result = load_settings(env)
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr and complaint in result.stderr
