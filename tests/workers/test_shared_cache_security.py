@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.redis, pytest.mark.django_db]
 @pytest.fixture
 def redis_cache(redis_client, redis_url):
     with override_settings(
-        CACHES={"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url}}
+        CACHES={"default": {"BACKEND": "eventsaas.cache.RedisCache", "LOCATION": redis_url}}
     ):
         AxesProxyHandler.get_implementation(force=True)  # django-axes memoizes the cache it was built with
         yield redis_client
@@ -66,3 +66,31 @@ def test_a_revocation_written_to_redis_reaches_a_process_with_a_warm_cache_of_it
     a_new_process()  # its own connection, the same Redis
 
     assert client.get(f"/api/v1/events/{event.pk}", **headers).status_code == 401
+
+
+def test_the_cache_shares_one_redis_client_per_pool_and_survives_a_reconnect(redis_cache):
+    backend = caches["default"]
+    backend.set("shared:one", 1)
+
+    assert backend._cache.get_client() is backend._cache.get_client(write=True)
+    redis_cache.client_kill_filter(_type="normal", skipme=True)  # Redis closed every other connection
+    assert backend.get("shared:one") == 1
+
+
+def test_a_household_the_guest_api_kept_ends_when_another_process_writes(redis_cache):
+    from guests.models import Guest
+    from rsvp import household_cache
+    from tests.factories import GuestFactory
+
+    guest = GuestFactory(event=EventFactory())
+    where = {"tenant_id": guest.tenant_id, "event_id": guest.event_id, "guest_id": guest.pk, "group_hint": None}
+    household_cache.households_forget()
+    kept = household_cache.household_with_hint(**where)
+    assert household_cache.household_with_hint(**where) is kept
+
+    a_new_process()  # another web process, with its own connection to Redis, takes the guest's answer
+    Guest.objects.filter(pk=guest.pk).update(status="declined")
+    a_new_process()  # back in the first one: its memory still holds the old household
+
+    assert household_cache.household_with_hint(**where).guest.status == "declined"
+    household_cache.households_forget()
