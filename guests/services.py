@@ -418,7 +418,9 @@ def guest_tickets_follow(*, guest: Guest, valid_tickets: Callable[[], int], reas
         if current.status == status and current.num_guests == count and current.expected_guests == expected:
             return current
         now = timezone.now()
-        if not Guest.objects.filter(pk=current.pk, status=current.status, num_guests=current.num_guests).update(
+        # Scoped by event too: the write then names the event whose guest view version it changes (no lookup).
+        row = Guest.objects.filter(pk=current.pk, tenant_id=current.tenant_id, event_id=current.event_id)
+        if not row.filter(status=current.status, num_guests=current.num_guests).update(
             status=status,
             num_guests=count,
             expected_guests=expected,

@@ -69,7 +69,9 @@ class ChangeRequest(models.Model):
         if self._state.adding:
             # The guest's flag first: a request whose flag was lost would be invisible to the guest, while a flag
             # without a request (this save failing) only costs a lookup that finds nothing.
-            Guest.objects.filter(pk=self.guest_id).update(change_requested_at=self.created_at)
+            Guest.objects.filter(pk=self.guest_id, tenant_id=self.tenant_id, event_id=self.event_id).update(
+                change_requested_at=self.created_at
+            )
         super().save(*args, **kwargs)
 
     @property

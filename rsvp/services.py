@@ -590,7 +590,9 @@ def change_request_create(
     for _attempt in range(3):
         if pending.update(proposed=proposed, message=message, created_at=now):
             # The flag is set already (by the pending request's save); it follows the request's new time.
-            Guest.objects.filter(pk=guest.pk).update(change_requested_at=now)
+            Guest.objects.filter(pk=guest.pk, tenant_id=guest.tenant_id, event_id=guest.event_id).update(
+                change_requested_at=now
+            )
             request = pending.first()
         if request is not None:
             break
