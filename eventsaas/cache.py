@@ -19,10 +19,12 @@ class _OneClientPerPool(RedisCacheClient):
         self._clients: dict[int, Any] = {}
 
     def get_client(self, key: Any = None, *, write: bool = False) -> Any:
-        index = self._get_connection_pool_index(write)
+        django_client: Any = self  # its pool helpers are private: django-stubs does not declare them
+        index = django_client._get_connection_pool_index(write)
         client = self._clients.get(index)
         if client is None:
-            client = self._clients[index] = self._client(connection_pool=self._get_connection_pool(write))
+            pool = django_client._get_connection_pool(write)
+            client = self._clients[index] = django_client._client(connection_pool=pool)
         return client
 
 

@@ -356,6 +356,11 @@ ACTIVITY_FLUSH_BATCH = env_int("ACTIVITY_FLUSH_BATCH", 500)
 # After a failed publish, a web process drops activity for this long instead of
 # trying the broker on every request.
 ACTIVITY_BROKER_BACKOFF_SECONDS = env_int("ACTIVITY_BROKER_BACKOFF_SECONDS", 30)
+# A web process hands tracked events to a thread of its own that sends what gathered every this many
+# milliseconds, in one broker round trip, so no request waits for the broker; 0 sends each in its request.
+ACTIVITY_SEND_INTERVAL_MS = env_int("ACTIVITY_SEND_INTERVAL_MS", 50)
+if ACTIVITY_SEND_INTERVAL_MS < 0:
+    raise ImproperlyConfigured("ACTIVITY_SEND_INTERVAL_MS must be 0 (send in the request) or more")
 
 # Activity records older than this are deleted by the daily cleanup.
 ACTIVITY_RETENTION_DAYS = env_int("ACTIVITY_RETENTION_DAYS", 180)

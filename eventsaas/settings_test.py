@@ -10,6 +10,9 @@ CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"
 GUEST_API_CACHE_SECONDS = 30
 SILENCED_SYSTEM_CHECKS = ["django_ratelimit.E003", "django_ratelimit.W001", "axes.W001"]
 CELERY_TASK_ALWAYS_EAGER = True
+# Tests that publish activity to a broker see it sent in the request; tests/workers/test_activity_publish.py
+# turns the background sender on.
+ACTIVITY_SEND_INTERVAL_MS = 0
 CELERY_BROKER_URL = "memory://"
 # The folder broker's options (settings.py adds them without REDIS_URL) mean nothing to the brokers tests use.
 CELERY_BROKER_TRANSPORT_OPTIONS = {

@@ -1,11 +1,15 @@
 """Activity tracking, best effort and batched (DESIGN.md "Activity", docs/workers.md).
 
 - Producer: `track_activity(guest=..., kind=..., request=...)`, one line in a
-  view or API. After commit it publishes a small JSON message to the
-  `eventsaas.activity` queue on the Celery broker (a Redis list). It never
-  writes to the database, never raises and never waits for a down broker:
-  a failed publish is logged, the event is dropped, and the process stops
+  view or API. After commit it hands the event to the process's sender, a
+  thread that every ACTIVITY_SEND_INTERVAL_MS publishes what gathered as small
+  JSON messages to the `eventsaas.activity` queue on the Celery broker (a Redis
+  list: one LPUSH for the lot), so no request waits for the broker (0: each is
+  published in its request). It never writes to the database and never raises:
+  a failed publish is logged, the events are dropped, and the process stops
   trying for ACTIVITY_BROKER_BACKOFF_SECONDS so an outage costs nothing per request.
+  What a killed process had not sent yet is lost (at most one interval's worth;
+  a process that exits normally sends it first).
 - Consumer: `activity_flush()`, run by the periodic task `guests.activity_flush`
   (beat, every ACTIVITY_FLUSH_SECONDS). It drains the queue in batches and hands
   each batch to `guests.services.guest_activity_record_batch`: one row per
@@ -18,11 +22,14 @@
   batch of one: there is no worker to do it.
 """
 
+import atexit
 import base64
 import dataclasses
 import datetime
 import json
 import logging
+import os
+import threading
 import time
 import uuid
 from functools import partial
@@ -164,7 +171,10 @@ def _deliver(event: ActivityEvent) -> None:
         except Exception:
             logger.warning("Activity not recorded", exc_info=True)
         return
-    _broker_gate.publish(event)
+    if settings.ACTIVITY_SEND_INTERVAL_MS > 0:
+        _sender.add(event)
+    else:
+        _broker_gate.publish(event)
 
 
 class _RedisListPublisher:
@@ -183,8 +193,16 @@ class _RedisListPublisher:
         self.client = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
 
     def publish(self, body: dict) -> None:
+        self.publish_many([body])
+
+    def publish_many(self, bodies: list[dict]) -> None:
+        # Priority 0 is the queue's own key in kombu's Redis transport; one LPUSH for the lot (oldest read first).
+        self.client.lpush(ACTIVITY_QUEUE.name, *(json.dumps(self._envelope(body)) for body in bodies))
+
+    @staticmethod
+    def _envelope(body: dict) -> dict:
         encoded = base64.b64encode(json.dumps(body).encode()).decode()
-        envelope = {
+        return {
             "body": encoded,
             "content-encoding": "utf-8",
             "content-type": "application/json",
@@ -197,29 +215,31 @@ class _RedisListPublisher:
                 "delivery_tag": str(uuid.uuid4()),
             },
         }
-        # Priority 0 is the queue's own key in kombu's Redis transport.
-        self.client.lpush(ACTIVITY_QUEUE.name, json.dumps(envelope))
 
 
 class _KombuPublisher:
     """Publishes through Celery's producer pool: the folder broker, and Redis set-ups the LPUSH does not cover."""
 
     def publish(self, body: dict) -> None:
+        self.publish_many([body])
+
+    def publish_many(self, bodies: list[dict]) -> None:
         with app.producer_pool.acquire(block=True, timeout=1) as producer:
             # One quick connection attempt: never the minutes-long reconnect loop of a worker.
             producer.connection.ensure_connection(  # type: ignore[union-attr]  # a pooled producer has one
                 max_retries=1, interval_start=0, interval_step=0, timeout=1
             )
-            producer.publish(
-                body,
-                # The default exchange routes by queue name: on Redis one LPUSH, no binding lookup.
-                exchange="",
-                routing_key=ACTIVITY_QUEUE.name,
-                declare=[ACTIVITY_QUEUE],
-                serializer="json",
-                delivery_mode="persistent",  # type: ignore[arg-type]  # kombu takes the name too
-                retry=False,
-            )
+            for body in bodies:
+                producer.publish(
+                    body,
+                    # The default exchange routes by queue name: on Redis one LPUSH, no binding lookup.
+                    exchange="",
+                    routing_key=ACTIVITY_QUEUE.name,
+                    declare=[ACTIVITY_QUEUE],
+                    serializer="json",
+                    delivery_mode="persistent",  # type: ignore[arg-type]  # kombu takes the name too
+                    retry=False,
+                )
 
 
 def _publisher_for(broker_url: str, transport_options: dict) -> "_RedisListPublisher | _KombuPublisher":
@@ -250,16 +270,19 @@ class _BrokerGate:
         return self._publisher[1]
 
     def publish(self, event: ActivityEvent) -> bool:
+        return self.publish_many([event])
+
+    def publish_many(self, events: list[ActivityEvent]) -> bool:
         now = time.monotonic()
         if now < self.closed_until:
-            self.dropped += 1
+            self.dropped += len(events)
             return False
         try:
-            self.publisher().publish(event.as_message())
+            self.publisher().publish_many([event.as_message() for event in events])
         except Exception as exc:
             backoff = settings.ACTIVITY_BROKER_BACKOFF_SECONDS
             self.closed_until = now + backoff
-            dropped, self.dropped = self.dropped + 1, 0
+            dropped, self.dropped = self.dropped + len(events), 0
             logger.warning(
                 "Activity broker unreachable (%s: %s); %d event(s) dropped, not trying again for %d s",
                 type(exc).__name__,
@@ -277,6 +300,74 @@ class _BrokerGate:
 
 
 _broker_gate = _BrokerGate()
+
+
+class _Sender:
+    """Publishes a process's tracked events from a thread of its own, every ACTIVITY_SEND_INTERVAL_MS.
+
+    A request only appends to a list (microseconds); the thread takes what gathered and publishes it
+    through the broker gate in one round trip, so the broker's latency, and its back-off, never reach a
+    request. At most MAX_PENDING events wait: beyond that (a broker too slow for the traffic) new ones
+    are dropped and counted. The thread is started by the first event of each process (a forked web
+    worker starts its own, with nothing inherited), and what is left is sent when the process exits.
+    """
+
+    MAX_PENDING = 10_000
+
+    def __init__(self) -> None:
+        self._forked()
+
+    def _forked(self) -> None:
+        """Start afresh: in a new process (a fork copies the list and locks, held or not, but not the thread)."""
+        self._lock = threading.Lock()  # guards the list
+        self._sending = threading.Lock()  # one publish at a time; reset() waits for it
+        self._pending: list[ActivityEvent] = []
+        self._running: int | None = None  # the generation of the thread that should run, if any
+        self._generation = 0
+        self.overflowed = 0
+
+    def add(self, event: ActivityEvent) -> None:
+        with self._lock:
+            if self._running is None:
+                self._generation += 1
+                self._running = self._generation
+                threading.Thread(
+                    target=self._run, args=(self._generation,), name="activity-sender", daemon=True
+                ).start()
+            if len(self._pending) >= self.MAX_PENDING:
+                self.overflowed += 1
+                return
+            self._pending.append(event)
+
+    def _run(self, generation: int) -> None:
+        while self._running == generation:
+            time.sleep(settings.ACTIVITY_SEND_INTERVAL_MS / 1000)
+            if self._running == generation:
+                self.send_now()
+
+    def send_now(self) -> None:
+        """Publish what gathered (the thread does it every interval; tests and the exit call it directly)."""
+        with self._sending:
+            with self._lock:
+                events, self._pending = self._pending, []
+                overflowed, self.overflowed = self.overflowed, 0
+            if overflowed:
+                logger.warning("Activity sender full: %d event(s) dropped", overflowed)
+            if events:
+                try:
+                    _broker_gate.publish_many(events)
+                except Exception:  # the gate logs broker failures; this keeps the thread alive whatever happens
+                    logger.exception("Activity not sent")
+
+    def reset(self) -> None:
+        """Stop the thread and forget what waits, once a publish under way is done (tests switch brokers)."""
+        with self._sending, self._lock:
+            self._pending, self._running, self.overflowed = [], None, 0
+
+
+_sender = _Sender()
+os.register_at_fork(after_in_child=_sender._forked)
+atexit.register(_sender.send_now)
 
 
 # --- consumer ------------------------------------------------------------------------------

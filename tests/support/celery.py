@@ -10,6 +10,7 @@ from guests import activity
 
 def reset_connections() -> None:
     """Forget pooled broker connections, so the next publish uses the current broker_url."""
+    activity._sender.reset()  # first: a publish under way finishes on the connections it started with
     # kombu keeps pools in a process-wide registry keyed by connection: close and forget them all.
     pools.reset()
     app._pool = None

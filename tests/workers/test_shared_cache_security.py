@@ -15,9 +15,7 @@ pytestmark = [pytest.mark.redis, pytest.mark.django_db]
 
 @pytest.fixture
 def redis_cache(redis_client, redis_url):
-    with override_settings(
-        CACHES={"default": {"BACKEND": "eventsaas.cache.RedisCache", "LOCATION": redis_url}}
-    ):
+    with override_settings(CACHES={"default": {"BACKEND": "eventsaas.cache.RedisCache", "LOCATION": redis_url}}):
         AxesProxyHandler.get_implementation(force=True)  # django-axes memoizes the cache it was built with
         yield redis_client
     AxesProxyHandler.implementation = None
