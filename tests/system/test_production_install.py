@@ -296,6 +296,19 @@ def run_deployment(deployment: Deployment, stripe: FakeStripe):
         what="last_login_at set by the worker",
     )
 
+    # Both web processes keep the guest's household in memory (#15); an answer given through one of them, and
+    # then a regenerated code, are seen by the very next reads, whichever process serves them.
+    guest_reads = [deployment.call("GET", "/api/v1/rsvp", token=login["access"]) for _ in range(20)]
+    assert {status for status, _, _ in guest_reads} == {200}
+    status, answered, _ = deployment.call("PUT", "/api/v1/rsvp", {"attending": False}, token=login["access"])
+    assert status == 200, answered
+    after_answer = [deployment.call("GET", "/api/v1/rsvp", token=login["access"]) for _ in range(20)]
+    assert {(status, body["guest"]["status"]) for status, body, _ in after_answer} == {(200, "declined")}
+    status, _, _ = deployment.call("POST", f"{guest_path}/regenerate-code", token=token)
+    assert status == 200
+    after_new_code = [deployment.call("GET", "/api/v1/rsvp", token=login["access"])[0] for _ in range(20)]
+    assert set(after_new_code) == {401}
+
     # The unpaid order's hold ends; beat's expiry job gives its seats back and closes its Checkout Session.
     expires_at = unpaid["expires_at"]
     wait_for(
