@@ -42,12 +42,13 @@ from unittest import mock
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis import strategies as st
 from hypothesis.extra.django import TestCase
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
 from events import guest_view_versions
+from events.models import Event
 from events.services import event_update
 from guests import services as guest_services
 from guests.models import Guest
@@ -422,17 +423,26 @@ class HouseholdMachine(RuleBasedStateMachine):
             )
 
     def the_guest_apis_kept_household_is_the_databases(self):
+        """Every guest's kept household against the rows, read in one query (misses cost their own query)."""
+
         def seen(household):
-            if household is None:
-                return None
             return invitation_data(household), household.guest.code, household.guest.event.status
 
-        rows = self.rows()
-        for pk in self.order:
-            for hint in {self.login_groups.get(pk), rows[pk]["group"]}:
-                where = {"tenant_id": self.tenant.pk, "event_id": self.event.pk, "guest_id": pk, "group_hint": hint}
-                kept, fresh = household_cache.household_with_hint(**where), services.household_with_hint(**where)
-                assert seen(kept) == seen(fresh), f"after {self.step.kind}: a stale household kept for {pk}"
+        event = Event.objects.get(pk=self.event.pk)
+        stored = {guest.pk: guest for guest in Guest.objects.for_event(event)}
+        for guest in stored.values():
+            guest.event = event
+        for pk, guest in stored.items():
+            group = sorted(
+                (g for g in stored.values() if guest.group_id and g.group_id == guest.group_id and g.pk != pk),
+                key=lambda g: (g.first_name, g.pk),
+            )
+            expected = services.Household(guest=guest, members=group)
+            for hint in {self.login_groups.get(pk), guest.group_id}:
+                kept = household_cache.household_with_hint(
+                    tenant_id=self.tenant.pk, event_id=event.pk, guest_id=pk, group_hint=hint
+                )
+                assert seen(kept) == seen(expected), f"after {self.step.kind}: a stale household kept for {pk}"
 
     @invariant()
     def every_invariant_holds(self):
@@ -448,8 +458,8 @@ class HouseholdMachine(RuleBasedStateMachine):
         self.step = Step(kind="between steps")
 
 
-def run_machine(profile_settings) -> None:
-    run_state_machine_as_test(HouseholdMachine, settings=profile_settings)
+def run_machine(profile_settings, machine=HouseholdMachine) -> None:
+    run_state_machine_as_test(machine, settings=profile_settings)
 
 
 class HouseholdInvariantsTest(TestCase):
@@ -480,6 +490,11 @@ CONTROL = settings(
 )
 
 
+# The controls run a fixed seed (hypothesis.seed on a subclass, which stateful tests honour): a derandomized run
+# takes its seed from the machine's source, so any edit of the machine moved how soon a control met its failure
+# (4 examples, or 42: minutes on the MongoDB pass). With seed 7 each control fails within 12 examples.
+ControlMachine = seed(7)(type("HouseholdControlMachine", (HouseholdMachine,), {}))
+
 # The other rules' controls skip the kept-household check: it is not what they look for, and it triples their time.
 skip_the_kept_household_check = mock.patch.object(
     HouseholdMachine, "the_guest_apis_kept_household_is_the_databases", lambda self: None
@@ -491,7 +506,7 @@ class BrokenRuleControlsTest(TestCase):
         """Declines are never protected: a household answer then silently brings a decliner back."""
         with mock.patch.object(Guest, "is_own_decline", property(lambda guest: False)), skip_the_kept_household_check:
             with self.assertRaises(AssertionError) as caught:
-                run_machine(CONTROL)
+                run_machine(CONTROL, ControlMachine)
 
         assert "own decline" in str(caught.exception), caught.exception
 
@@ -510,7 +525,7 @@ class BrokenRuleControlsTest(TestCase):
             skip_the_kept_household_check,
         ):
             with self.assertRaises(AssertionError) as caught:
-                run_machine(CONTROL)
+                run_machine(CONTROL, ControlMachine)
 
         assert "said" in str(caught.exception) and "stored" in str(caught.exception), caught.exception
 
@@ -518,6 +533,6 @@ class BrokenRuleControlsTest(TestCase):
         """The models' writes stop changing the events' versions: the guest API would serve stale households."""
         with mock.patch.object(guest_view_versions, "_replace_versions", lambda event_ids: None):
             with self.assertRaises(AssertionError) as caught:
-                run_machine(CONTROL)
+                run_machine(CONTROL, ControlMachine)
 
         assert "stale household" in str(caught.exception), caught.exception
