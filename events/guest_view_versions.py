@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Model, QuerySet
@@ -60,6 +61,8 @@ def _replace_versions(event_ids: frozenset[Any]) -> None:
 
 def guest_view_changed(event_ids: Iterable[Any]) -> None:
     """What these events' guests see has changed (or is about to, when the transaction commits)."""
+    if settings.GUEST_API_CACHE_SECONDS <= 0:
+        return  # nothing is kept anywhere (a process that keeps households starts with none)
     ids = frozenset(event_id for event_id in event_ids if event_id is not None)
     if not ids:
         return

@@ -222,3 +222,13 @@ def test_versions_are_tokens_no_restart_can_repeat(household):
 
     assert guest_view_version(anna.event_id) not in (None, version)
     assert guest_view_versions.VERSION_TIMEOUT_SECONDS >= 24 * 3600
+
+
+def test_with_nothing_kept_a_write_changes_no_version(household, settings):
+    """The embedded default and deployments that turn it off pay no cache write per guest write."""
+    anna, _lisa = household
+    settings.GUEST_API_CACHE_SECONDS = 0
+    with mock.patch.object(cache, "set_many") as written:
+        Guest.objects.filter(pk=anna.pk).update(first_name="Annie")
+
+    written.assert_not_called()
