@@ -39,6 +39,10 @@ VERSION_TIMEOUT_SECONDS = 7 * 24 * 3600
 
 
 def _key(event_id: Any) -> str:
+    try:  # one key per event however its id was written (a UUID, or its text with or without dashes)
+        event_id = uuid.UUID(str(event_id))
+    except ValueError:
+        pass
     return f"guestview:version:{event_id}"
 
 

@@ -232,3 +232,12 @@ def test_with_nothing_kept_a_write_changes_no_version(household, settings):
         Guest.objects.filter(pk=anna.pk).update(first_name="Annie")
 
     written.assert_not_called()
+
+
+def test_an_event_id_written_as_text_names_the_same_version(household):
+    anna, _lisa = household
+    version = guest_view_version(anna.event_id)
+
+    guest_view_versions.guest_view_changed([anna.event_id.hex])  # as a caller holding the id as text would
+
+    assert guest_view_version(anna.event_id) != version
