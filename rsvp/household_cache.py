@@ -81,13 +81,9 @@ def household_with_hint(
     *, tenant_id: uuid.UUID, event_id: uuid.UUID, guest_id: uuid.UUID, group_hint: uuid.UUID | None
 ) -> services.Household | None:
     """rsvp.services.household_with_hint, from this process's memory while the event's version is current."""
-    if settings.GUEST_API_CACHE_SECONDS <= 0:
-        return services.household_with_hint(
-            tenant_id=tenant_id, event_id=event_id, guest_id=guest_id, group_hint=group_hint
-        )
     # The version is read before the rows: a write after this read changes it, so what is kept below
-    # under it is never served once that write is done.
-    version = guest_view_version(event_id)
+    # under it is never served once that write is done. Off, or the cache unreadable: no version, nothing kept.
+    version = guest_view_version(event_id) if settings.GUEST_API_CACHE_SECONDS > 0 else None
     key = (tenant_id, event_id, guest_id, group_hint)
     if version is not None and (kept := _households.get(key, version)) is not None:
         return kept
