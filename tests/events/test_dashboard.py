@@ -10,9 +10,11 @@ from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from guests.models import Guest
-from guests.selectors import dietary_report, event_stats
+from guests.selectors import dietary_report, event_headline_numbers_by_event, event_stats
 from rsvp.services import HouseholdAnswer, rsvp_submit
 from tests.factories import EventFactory, GuestFactory
 from tests.support.backends import NO_CHECK_CONSTRAINTS
@@ -88,6 +90,61 @@ def test_head_count_only_counts_coming_guests(event):
 
     assert stats["head_count"] == 2
     assert stats["expected_head_count"] == 5
+
+
+def _recount(guests: list[Guest]) -> dict[str, int]:
+    """The headline numbers counted one guest at a time, as an organizer would by hand."""
+    return {
+        "invited": len(guests),
+        "coming": sum(g.status == COMING for g in guests),
+        "declined": sum(g.status == DECLINED for g in guests),
+        "pending": sum(g.status == PENDING for g in guests),
+        "never_logged_in": sum(g.last_login_at is None for g in guests),
+        "invitations_sent": sum(g.invited_at is not None for g in guests),
+        "head_count": sum(g.num_guests for g in guests if g.status == COMING),
+        "expected_head_count": sum(g.expected_guests for g in guests),
+        "dietary_needs": sum(g.status == COMING and g.dietary != "" for g in guests),
+    }
+
+
+_guest_rows = st.lists(
+    st.fixed_dictionaries(
+        {
+            "event": st.sampled_from(["first", "second", "elsewhere"]),
+            "answer": st.sampled_from([(PENDING, 0), (DECLINED, 0), (COMING, 1), (COMING, 2), (COMING, 5)]),
+            "expected_guests": st.integers(1, 6),
+            "dietary": st.sampled_from(["", "Vegan", "No nuts"]),
+            "logged_in": st.booleans(),
+            "invited": st.booleans(),
+        }
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=_guest_rows)
+def test_headline_numbers_equal_a_recount_of_the_guests(tenant, rows):
+    """Grouped by status in the database, folded in Python: every number, for one event and for many at once."""
+    Guest.objects.filter(tenant=tenant).delete()
+    events = {name: EventFactory(tenant=tenant) for name in ("first", "second", "empty", "elsewhere")}
+    now = timezone.now()
+    for row in rows:
+        status, num_guests = row["answer"]
+        GuestFactory(
+            event=events[row["event"]], status=status, num_guests=num_guests, expected_guests=row["expected_guests"],
+            dietary=row["dietary"], last_login_at=now if row["logged_in"] else None,
+            invited_at=now if row["invited"] else None,
+        )  # fmt: skip
+    recounts = {name: _recount(list(Guest.objects.filter(event=event))) for name, event in events.items()}
+
+    for name, event in events.items():
+        assert event_stats(event=event) == recounts[name]
+    wanted = [events[name].pk for name in ("first", "second", "empty")]
+    by_event = event_headline_numbers_by_event(tenant=tenant, event_ids=wanted)
+    assert by_event == {
+        events[name].pk: recounts[name] for name in ("first", "second") if recounts[name]["invited"]
+    }  # an event without guests has no row; the events list shows it with zeros
 
 
 @pytest.mark.parametrize(("status", "num_guests"), [(COMING, 0), (DECLINED, 4), (PENDING, 3)])
