@@ -208,9 +208,15 @@ WHITENOISE_ROOT = BASE_DIR / "static" / "root"
 
 REDIS_URL = env_str("REDIS_URL", "")
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "eventsaas.cache.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES: dict[str, dict[str, Any]] = {"default": {"BACKEND": "eventsaas.cache.RedisCache", "LOCATION": REDIS_URL}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "eventsaas"}}
+# Pages kept per process for a moment (billing/shop_page_cache.py): local memory on purpose, never shared.
+CACHES["pages"] = {
+    "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+    "LOCATION": "eventsaas-pages",
+    "OPTIONS": {"MAX_ENTRIES": 1_000},
+}
 
 EMAIL_BACKEND = env_str(
     "EMAIL_BACKEND",
@@ -640,6 +646,12 @@ if GUEST_API_CACHE_SECONDS > 0 and not REDIS_URL:
     raise ImproperlyConfigured("GUEST_API_CACHE_SECONDS needs REDIS_URL: each process would keep stale households")
 if GUEST_API_CACHE_ENTRIES < 1:
     raise ImproperlyConfigured("GUEST_API_CACHE_ENTRIES must be 1 or more")
+# The public shop page is kept this many seconds in each web process for visitors without a session
+# (billing/shop_page_cache.py): what it shows (seats left, an edit) can be that late; checkout never is.
+# 0 turns it off.
+SHOP_PAGE_CACHE_SECONDS = env_int("SHOP_PAGE_CACHE_SECONDS", 2)
+if SHOP_PAGE_CACHE_SECONDS < 0:
+    raise ImproperlyConfigured("SHOP_PAGE_CACHE_SECONDS must be 0 (off) or more")
 SIMPLE_JWT: dict[str, Any] = {
     "ALGORITHM": "RS256",
     "ACCESS_TOKEN_LIFETIME": timedelta(minutes=env_int("JWT_ACCESS_TOKEN_MINUTES", 10)),

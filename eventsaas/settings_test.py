@@ -4,7 +4,12 @@ from eventsaas.settings import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "tests"}}
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "tests"},
+    "pages": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "tests-pages"},
+}
+# Off: tests read the shop page right after a sale or an edit; tests/billing/test_shop_page_cache.py turns it on.
+SHOP_PAGE_CACHE_SECONDS = 0
 # On, as with Redis: the suite is one process, so the in-memory cache is shared, and every test that writes
 # and then reads the guest API checks that the write changed the event's version (rsvp/household_cache.py).
 GUEST_API_CACHE_SECONDS = 30

@@ -1,0 +1,69 @@
+"""The public shop page, kept for a moment in each web process for visitors who bring no session.
+
+A link to a shop goes out in a newsletter or a post, and thousands open it at once: each of them gets
+the same page (the event, its ticket types, what is left), and building it took four queries and the
+rendering of a form per ticket type. So a plain GET from a visitor with no session cookie and no
+pending messages (nobody logged in, nothing personal on the page) is served, for
+`SHOP_PAGE_CACHE_SECONDS` (default 2), from the HTML that the last such GET of the same event,
+language and payment mode rendered in this process. Only the CSRF tokens differ per visitor: the page
+is kept with a slot where each token was, and every visitor gets their own token in it.
+
+What a kept page can show late, by at most those seconds: seats left, a ticket type that sold out or
+came back, a sales window that opened or closed, an organizer's edit, an event unpublished. Nothing
+is sold from the page: checkout reads every one of those afresh (and answers "sold out" with what is
+left now). Anything else gets the page rendered for them: a query string (an access code unlocks
+hidden types), a session (an organizer looking at their shop, a buyer with a message waiting), POSTs.
+
+Per process on purpose (the "pages" cache, local memory): a page is cheap to build once a second per
+process, and nothing has to be told about writes.
+"""
+
+import re
+
+from django.conf import settings
+from django.contrib.messages.storage.cookie import CookieStorage
+from django.core.cache import caches
+from django.http import HttpRequest, HttpResponse
+from django.middleware.csrf import get_token
+from django.utils.cache import patch_vary_headers
+
+from billing import payments
+
+#: Where each visitor's CSRF token goes: no HTML the page renders contains it (escaping turns `<` into `&lt;`).
+TOKEN_SLOT = "<csrf-token-slot>"
+# The hidden input `{% csrf_token %}` renders (django.template.defaulttags.CsrfTokenNode).
+CSRF_INPUT = re.compile(r'(<input type="hidden" name="csrfmiddlewaretoken" value=")[^"]*(">)')
+_LANGUAGES = frozenset(code for code, _name in settings.LANGUAGES)
+
+
+def shop_page_key(request: HttpRequest, event_id) -> str | None:
+    """The key of the kept page this request may be served, or None when it must be rendered for it."""
+    if settings.SHOP_PAGE_CACHE_SECONDS <= 0 or request.method != "GET" or request.GET:
+        return None
+    cookies = request.COOKIES
+    if settings.SESSION_COOKIE_NAME in cookies or CookieStorage.cookie_name in cookies:
+        return None  # logged in, or a guest, or a message to show: not the public's page
+    # The page's language: the switcher's cookie, else the event's (eventsaas.i18n.visitor_language).
+    chosen = cookies.get(settings.LANGUAGE_COOKIE_NAME)
+    language = chosen if chosen in _LANGUAGES else "event"
+    return f"shop:{event_id}:{language}:{payments.payment_mode()}"
+
+
+def shop_page_kept(request: HttpRequest, key: str) -> HttpResponse | None:
+    """The kept page with this visitor's CSRF token, or None."""
+    html = caches["pages"].get(key)
+    if html is None:
+        return None
+    # One token for every form of the page, as Django's own `{% csrf_token %}` would give within a request.
+    response = HttpResponse(html.replace(TOKEN_SLOT, get_token(request)))
+    # The rendered page read the (empty) session to know nobody is logged in, which makes it vary on Cookie.
+    patch_vary_headers(response, ("Cookie",))
+    return response
+
+
+def shop_page_keep(key: str, response: HttpResponse) -> None:
+    """Keep a page just rendered for the public, its CSRF tokens taken out."""
+    if response.status_code != 200:
+        return
+    html = CSRF_INPUT.sub(rf"\g<1>{TOKEN_SLOT}\g<2>", response.content.decode(response.charset))
+    caches["pages"].set(key, html, settings.SHOP_PAGE_CACHE_SECONDS)
