@@ -272,3 +272,18 @@ def test_a_guest_api_cache_that_cannot_work_stops_the_start(env, complaint):
     result = load_settings(env)
     assert result.returncode != 0
     assert "ImproperlyConfigured" in result.stderr and complaint in result.stderr
+
+
+def test_the_shop_page_is_kept_two_seconds_per_process_by_default_with_or_without_redis():
+    assert _settings_value({}, "s.SHOP_PAGE_CACHE_SECONDS") == "2"
+    assert _settings_value({"REDIS_URL": "redis://r:6379/0"}, "s.SHOP_PAGE_CACHE_SECONDS") == "2"
+    assert _settings_value({"SHOP_PAGE_CACHE_SECONDS": "0"}, "s.SHOP_PAGE_CACHE_SECONDS") == "0"
+    # Per process on purpose: the kept pages never go to Redis, whatever the default cache is.
+    backend = _settings_value({"REDIS_URL": "redis://r:6379/0"}, "s.CACHES['pages']['BACKEND']")
+    assert backend == "django.core.cache.backends.locmem.LocMemCache"
+
+
+def test_a_negative_shop_page_time_stops_the_start():
+    result = load_settings({"SHOP_PAGE_CACHE_SECONDS": "-1"})
+    assert result.returncode != 0
+    assert "SHOP_PAGE_CACHE_SECONDS" in result.stderr

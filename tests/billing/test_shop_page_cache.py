@@ -205,3 +205,39 @@ def test_off_means_every_visitor_gets_a_fresh_page(concert, stalls, settings, dj
         visitor().get(shop_url(concert))
 
     assert len(captured) >= 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_thirty_visitors_at_once_each_buy_through_their_kept_page_and_no_seat_is_sold_twice(concert, settings):
+    """A rush through the page: each visitor opens the shop (kept after the first) and sends its form with
+    their own token. No CSRF refusal; as many orders as seats; the rest told it is sold out."""
+    from tests.billing.test_concurrency import run_together
+
+    settings.TICKET_CHECKOUT_RATE_PER_CLIENT = "1000/m"  # thirty buyers from one address (the test client's)
+    seats = TicketTypeFactory(event=concert, name="Stalls", price=4500, capacity=10, max_per_order=4)
+    visitor().get(shop_url(concert))  # the page every other visitor is served
+
+    def buy(n: int) -> tuple[int, int]:
+        client = visitor()
+        page = client.get(shop_url(concert))
+        response = client.post(
+            shop_url(concert),
+            {
+                "csrfmiddlewaretoken": tokens(page)[-1],
+                f"qty_{seats.pk}": "1",
+                "buyer_name": f"Buyer {n}",
+                "buyer_email": f"buyer{n}@example.com",
+                "dietary": "",
+                "code": "",
+            },
+        )
+        return page.status_code, response.status_code
+
+    outcomes = run_together([lambda n=n: buy(n) for n in range(30)])
+
+    assert [o.error for o in outcomes if o.error] == []
+    answers = sorted(o.value[1] for o in outcomes)
+    assert {o.value[0] for o in outcomes} == {200}
+    assert answers == [303] * 10 + [409] * 20
+    seats.refresh_from_db()
+    assert (seats.sold + seats.reserved, Order.objects.count()) == (10, 10)
