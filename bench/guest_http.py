@@ -16,7 +16,9 @@ Not part of the test suite. Measured the way a user measures a deployment, in on
 3. with wrk (--wrk-threads threads, --connections connections, --duration seconds, after a 2 s warm-up)
    measures requests per second and p50/p95 latency of the bare view and of `GET /api/v1/rsvp` with a guest
    token, the guest's RSVP page `GET /rsvp/answer/` with the guest's session, and the public shop page
-   `GET /e/<id>/`; prints each against the bare view as a ratio, next to the target of issue #15;
+   `GET /e/<id>/` (as a visitor without a session opens it: served the page the process kept for
+   --shop-page-cache-seconds, billing/shop_page_cache.py); prints each against the bare view as a ratio, next
+   to the target of issue #15;
 4. checkout over HTTP (`POST /api/v1/events/<id>/checkout`, one ticket each) from --concurrency clients
    (tests/support/rush.py): --buyers buyers on an open ticket type (orders per second), then a rush of
    --rush-buyers buyers for --seats seats (wall time, and the seats granted, which must not pass --seats);
@@ -87,6 +89,12 @@ def parse_args(argv=None):
     )
     parser.add_argument(
         "--no-health-checks", action="store_true", help="DB_CONN_HEALTH_CHECKS=0 (no SELECT 1 per request)"
+    )
+    parser.add_argument(
+        "--shop-page-cache-seconds",
+        type=int,
+        default=2,
+        help="SHOP_PAGE_CACHE_SECONDS (default 2, the product's; 0 renders the shop page for every visitor)",
     )
     parser.add_argument("--only-paths", action="store_true", help="the wrk rows only, no checkout")
     return parser.parse_args(argv)
@@ -215,6 +223,7 @@ def main(argv=None) -> int:
         DATABASE_URL=database.url,
         DB_CONN_MAX_AGE="60",
         DB_CONN_HEALTH_CHECKS="0" if args.no_health_checks else "1",
+        SHOP_PAGE_CACHE_SECONDS=str(args.shop_page_cache_seconds),
         DB_SERVER_SIDE_BINDING="1" if args.server_side_binding else "0",
         REDIS_URL=args.redis_url,
         TEST_PAYMENTS="1",
@@ -247,6 +256,7 @@ def main(argv=None) -> int:
             f"  servers : gunicorn -k {args.worker_class} -w {args.workers} --threads {args.threads}; product with "
             "DEBUG=0, PostgreSQL, REDIS_URL, DB_CONN_MAX_AGE=60, test-payment mode, "
             f"DB_CONN_HEALTH_CHECKS={0 if args.no_health_checks else 1}, "
+            f"SHOP_PAGE_CACHE_SECONDS={args.shop_page_cache_seconds}, "
             f"DB_SERVER_SIDE_BINDING={1 if args.server_side_binding else 0}"
         )
         print(f"  load    : wrk -t {args.wrk_threads} -c {args.connections} -d {args.duration}s (after 2 s warm-up)")
