@@ -55,6 +55,18 @@ def without_tokens(response) -> str:
     return TOKEN.sub('name="csrfmiddlewaretoken" value=""', response.content.decode())
 
 
+def order_form(page, ticket_type, quantity: int, n: int = 0) -> dict:
+    """What a buyer sends from the shop page: the page's own CSRF token, a quantity, their name and email."""
+    return {
+        "csrfmiddlewaretoken": tokens(page)[-1],
+        f"qty_{ticket_type.pk}": str(quantity),
+        "buyer_name": f"Buyer {n}",
+        "buyer_email": f"buyer{n}@example.com",
+        "dietary": "",
+        "code": "",
+    }
+
+
 def remaining(response, ticket_type) -> str:
     page = response.content.decode()
     article = page[page.index(f'data-ticket-type="{ticket_type.name}"') :]
@@ -74,19 +86,9 @@ def test_the_second_visitor_gets_the_first_visitors_page_without_a_query_and_wit
     assert len(tokens(second)) == len(tokens(first)) >= 2  # the language switcher's form and the shop's
     assert set(tokens(second)).isdisjoint(tokens(first))
     # The token works: the kept page's form starts a checkout for the second visitor.
-    response = second_visitor.post(
-        shop_url(concert),
-        {
-            "csrfmiddlewaretoken": tokens(second)[-1],
-            f"qty_{stalls.pk}": "2",
-            "buyer_name": "Ada Lovelace",
-            "buyer_email": "ada@example.com",
-            "dietary": "",
-            "code": "",
-        },
-    )
+    response = second_visitor.post(shop_url(concert), order_form(second, stalls, 2, n=2))
     assert response.status_code == 303, response.content.decode()[:500]
-    assert Order.objects.get().buyer_email == "ada@example.com"
+    assert Order.objects.get().buyer_email == "buyer2@example.com"
 
 
 def test_a_token_from_the_kept_page_is_no_use_to_another_visitor(concert, stalls):
@@ -120,17 +122,7 @@ def test_seats_left_may_be_a_moment_late_on_the_page_but_checkout_counts_them_no
     buyer = visitor()
     page = buyer.get(shop_url(concert))
     assert remaining(page, stalls) == "10 left"  # kept
-    response = buyer.post(
-        shop_url(concert),
-        {
-            "csrfmiddlewaretoken": tokens(page)[-1],
-            f"qty_{stalls.pk}": "1",
-            "buyer_name": "Ada Lovelace",
-            "buyer_email": "ada@example.com",
-            "dietary": "",
-            "code": "",
-        },
-    )
+    response = buyer.post(shop_url(concert), order_form(page, stalls, 1))
 
     assert response.status_code == 409
     assert "sold out" in response.content.decode()
@@ -220,17 +212,7 @@ def test_thirty_visitors_at_once_each_buy_through_their_kept_page_and_no_seat_is
     def buy(n: int) -> tuple[int, int]:
         client = visitor()
         page = client.get(shop_url(concert))
-        response = client.post(
-            shop_url(concert),
-            {
-                "csrfmiddlewaretoken": tokens(page)[-1],
-                f"qty_{seats.pk}": "1",
-                "buyer_name": f"Buyer {n}",
-                "buyer_email": f"buyer{n}@example.com",
-                "dietary": "",
-                "code": "",
-            },
-        )
+        response = client.post(shop_url(concert), order_form(page, seats, 1, n=n))
         return page.status_code, response.status_code
 
     outcomes = run_together([lambda n=n: buy(n) for n in range(30)])
