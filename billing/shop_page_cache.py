@@ -18,6 +18,7 @@ Per process on purpose (the "pages" cache, local memory): a page is cheap to bui
 process, and nothing has to be told about writes.
 """
 
+import functools
 import re
 
 from django.conf import settings
@@ -28,12 +29,14 @@ from django.middleware.csrf import get_token
 from django.utils.cache import patch_vary_headers
 
 from billing import payments
+from eventsaas.i18n import visitor_language
 
 #: Where each visitor's CSRF token goes: no HTML the page renders contains it (escaping turns `<` into `&lt;`).
 TOKEN_SLOT = "<csrf-token-slot>"
 # The hidden input `{% csrf_token %}` renders (django.template.defaulttags.CsrfTokenNode).
 CSRF_INPUT = re.compile(r'(<input type="hidden" name="csrfmiddlewaretoken" value=")[^"]*(">)')
-_LANGUAGES = frozenset(code for code, _name in settings.LANGUAGES)
+#: The key's language when the visitor chose none: the page is then in the event's own language.
+EVENT_LANGUAGE = "event"
 
 
 def shop_page_key(request: HttpRequest, event_id) -> str | None:
@@ -43,13 +46,12 @@ def shop_page_key(request: HttpRequest, event_id) -> str | None:
     cookies = request.COOKIES
     if settings.SESSION_COOKIE_NAME in cookies or CookieStorage.cookie_name in cookies:
         return None  # logged in, or a guest, or a message to show: not the public's page
-    # The page's language: the switcher's cookie, else the event's (eventsaas.i18n.visitor_language).
-    chosen = cookies.get(settings.LANGUAGE_COOKIE_NAME)
-    language = chosen if chosen in _LANGUAGES else "event"
+    # The page's language as the view picks it, without the event: the switcher's cookie, else the event's.
+    language = visitor_language(request, EVENT_LANGUAGE)
     return f"shop:{event_id}:{language}:{payments.payment_mode()}"
 
 
-def shop_page_kept(request: HttpRequest, key: str) -> HttpResponse | None:
+def _kept(request: HttpRequest, key: str) -> HttpResponse | None:
     """The kept page with this visitor's CSRF token, or None."""
     html = caches["pages"].get(key)
     if html is None:
@@ -61,9 +63,26 @@ def shop_page_kept(request: HttpRequest, key: str) -> HttpResponse | None:
     return response
 
 
-def shop_page_keep(key: str, response: HttpResponse) -> None:
+def _keep(key: str, response: HttpResponse) -> None:
     """Keep a page just rendered for the public, its CSRF tokens taken out."""
     if response.status_code != 200:
         return
     html = CSRF_INPUT.sub(rf"\g<1>{TOKEN_SLOT}\g<2>", response.content.decode(response.charset))
     caches["pages"].set(key, html, settings.SHOP_PAGE_CACHE_SECONDS)
+
+
+def kept_for_the_public(view):
+    """The shop view, serving the public's plain GET the page this process rendered a moment ago."""
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, event_id) -> HttpResponse:
+        key = shop_page_key(request, event_id)
+        if key is None:
+            return view(request, event_id)
+        if (kept := _kept(request, key)) is not None:
+            return kept
+        response = view(request, event_id)
+        _keep(key, response)
+        return response
+
+    return wrapper

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from billing import payments, selectors, services
 from billing.forms import ShopForm, WaitlistJoinForm, WaitlistOfferForm
 from billing.qr import qr_svg
-from billing.shop_page_cache import shop_page_keep, shop_page_kept, shop_page_key
+from billing.shop_page_cache import kept_for_the_public
 from billing.throttling import RETRY_AFTER_SECONDS, checkout_is_throttled
 from events import selectors as events_selectors
 from events.selectors import event_on_sale
@@ -77,19 +77,13 @@ def _sold_out_message(ticket_types) -> list[str]:
 
 
 @require_http_methods(["GET", "POST"])
+@kept_for_the_public
 def shop(request, event_id):
     """The public page of a ticketed event: what is on sale, and the form that starts checkout."""
-    # The public's plain GET may be served the page this process rendered a moment ago (shop_page_cache).
-    key = shop_page_key(request, event_id)
-    if key is not None and (kept := shop_page_kept(request, key)) is not None:
-        return kept
     event = event_on_sale(event_id=event_id)
     language = visitor_language(request, event.language)
     with translation.override(language):
-        response = _shop_page(request, event, language)
-    if key is not None:
-        shop_page_keep(key, response)
-    return response
+        return _shop_page(request, event, language)
 
 
 def _shop_form(event, data, access_code: str, *, carried=None) -> ShopForm:
