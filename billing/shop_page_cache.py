@@ -6,7 +6,7 @@ rendering of a form per ticket type. So a plain GET from a visitor with no sessi
 pending messages (nobody logged in, nothing personal on the page) is served, for
 `SHOP_PAGE_CACHE_SECONDS` (default 2), from the HTML that the last such GET of the same event,
 language and payment mode rendered in this process. Only the CSRF tokens differ per visitor: the page
-is kept with a slot where each token was, and every visitor gets their own token in it.
+is kept with a slot where each token was, and every visitor gets their own token in it (eventsaas/kept_pages.py).
 
 What a kept page can show late, by at most those seconds: seats left, a ticket type that sold out or
 came back, a sales window that opened or closed, an organizer's edit, an event unpublished. Nothing
@@ -19,22 +19,16 @@ process, and nothing has to be told about writes.
 """
 
 import functools
-import re
 
 from django.conf import settings
 from django.contrib.messages.storage.cookie import CookieStorage
-from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse
-from django.middleware.csrf import get_token
 from django.utils.cache import patch_vary_headers
 
 from billing import payments
+from eventsaas import kept_pages
 from eventsaas.i18n import visitor_language
 
-#: Where each visitor's CSRF token goes: no HTML the page renders contains it (escaping turns `<` into `&lt;`).
-TOKEN_SLOT = "<csrf-token-slot>"
-# The hidden input `{% csrf_token %}` renders (django.template.defaulttags.CsrfTokenNode).
-CSRF_INPUT = re.compile(r'(<input type="hidden" name="csrfmiddlewaretoken" value=")[^"]*(">)')
 #: The key's language when the visitor chose none: the page is then in the event's own language.
 EVENT_LANGUAGE = "event"
 
@@ -53,11 +47,10 @@ def shop_page_key(request: HttpRequest, event_id) -> str | None:
 
 def _kept(request: HttpRequest, key: str) -> HttpResponse | None:
     """The kept page with this visitor's CSRF token, or None."""
-    html = caches["pages"].get(key)
+    html = kept_pages.pages().get(key)
     if html is None:
         return None
-    # One token for every form of the page, as Django's own `{% csrf_token %}` would give within a request.
-    response = HttpResponse(html.replace(TOKEN_SLOT, get_token(request)))
+    response = kept_pages.with_token(request, html)
     # The rendered page read the (empty) session to know nobody is logged in, which makes it vary on Cookie.
     patch_vary_headers(response, ("Cookie",))
     return response
@@ -67,8 +60,7 @@ def _keep(key: str, response: HttpResponse) -> None:
     """Keep a page just rendered for the public, its CSRF tokens taken out."""
     if response.status_code != 200:
         return
-    html = CSRF_INPUT.sub(rf"\g<1>{TOKEN_SLOT}\g<2>", response.content.decode(response.charset))
-    caches["pages"].set(key, html, settings.SHOP_PAGE_CACHE_SECONDS)
+    kept_pages.pages().set(key, kept_pages.without_tokens(response), settings.SHOP_PAGE_CACHE_SECONDS)
 
 
 def kept_for_the_public(view):

@@ -211,7 +211,7 @@ if REDIS_URL:
     CACHES: dict[str, dict[str, Any]] = {"default": {"BACKEND": "eventsaas.cache.RedisCache", "LOCATION": REDIS_URL}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "eventsaas"}}
-# Pages kept per process for a moment (billing/shop_page_cache.py): local memory on purpose, never shared.
+# Pages kept per process (eventsaas/kept_pages.py: the shop's, the guests'): local memory on purpose, never shared.
 CACHES["pages"] = {
     "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
     "LOCATION": "eventsaas-pages",
@@ -636,8 +636,9 @@ JWT_GUEST_TOKEN_LIFETIME = timedelta(minutes=env_int("JWT_GUEST_TOKEN_MINUTES", 
 # refresh family (tenants/token_state.py). Revocations write the cache at once; this
 # bounds how late a process without a shared cache (no REDIS_URL) notices one.
 TOKEN_STATE_CACHE_SECONDS = env_int("TOKEN_STATE_CACHE_SECONDS", 30)
-# The guest API keeps the households it read in each process's memory, checked against a version of
-# the event in the shared cache on every request (rsvp/household_cache.py): on with REDIS_URL only,
+# The guest API keeps the households it read, and the guest page the pages it rendered, in each process's
+# memory, checked against a version of the event in the shared cache on every request
+# (rsvp/household_cache.py, rsvp/guest_page_cache.py): on with REDIS_URL only,
 # since a per-process cache cannot tell one process about another's writes. The seconds bound how
 # long anything is kept (and so a change that missed its version); 0 turns it off.
 GUEST_API_CACHE_SECONDS = env_int("GUEST_API_CACHE_SECONDS", 30 if REDIS_URL else 0)

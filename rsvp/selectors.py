@@ -1,4 +1,4 @@
-"""Reads of the guest's side: change requests. Every one is scoped by tenant and event."""
+"""Reads of the guest's side: change requests (scoped by tenant and event), and a logged-in guest's event."""
 
 import uuid
 
@@ -47,3 +47,8 @@ def change_request_latest(*, guest: Guest) -> ChangeRequest | None:
         .order_by("-created_at", "pk")
         .first()
     )
+
+
+def guest_event_id(*, guest_id: uuid.UUID, code: str) -> uuid.UUID | None:
+    """The event of the guest with this id and code (a logged-in session's), or None if there is no such guest."""
+    return Guest.objects.filter(pk=guest_id, code=code).values_list("event_id", flat=True).first()

@@ -7,6 +7,7 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.response import SimpleTemplateResponse, TemplateResponse
 from django.utils import translation
 from django.utils.cache import patch_cache_control
 from django.utils.translation import gettext as _
@@ -21,21 +22,31 @@ from guests.models import Guest, GuestActivity
 from guests.notifications import rsvp_login_url
 from rsvp import selectors, services
 from rsvp.forms import ChangeRequestMessageForm, GuestLoginForm, household_formset
+from rsvp.guest_page_cache import kept_while_unchanged
 from rsvp.throttling import RETRY_AFTER_SECONDS, guest_login_is_throttled
 
 SESSION_GUEST = "rsvp_guest_id"
 SESSION_CODE = "rsvp_guest_code"
 
 
-def current_guest(request) -> Guest | None:
-    """The logged-in guest; a regenerated code ends the session at once."""
+def guest_in_session(request) -> tuple[uuid.UUID, str] | None:
+    """The guest id and code the session was given at login, or None."""
     guest_id, code = request.session.get(SESSION_GUEST), request.session.get(SESSION_CODE)
     if not guest_id or not code:
         return None
     try:
-        guest = Guest.objects.select_related("event", "tenant").filter(pk=uuid.UUID(guest_id), code=code).first()
+        return uuid.UUID(guest_id), code
     except ValueError:
         return None
+
+
+def current_guest(request) -> Guest | None:
+    """The logged-in guest; a regenerated code ends the session at once."""
+    logged_in = guest_in_session(request)
+    if logged_in is None:
+        return None
+    guest_id, code = logged_in
+    guest = Guest.objects.select_related("event", "tenant").filter(pk=guest_id, code=code).first()
     if guest is not None:
         log_context(tenant_id=guest.tenant_id, guest_id=guest.pk)
     return guest
@@ -50,7 +61,8 @@ def guest_required(view):
         track_activity(guest=guest, kind=GuestActivity.Kind.PAGE_VIEW, request=request)
         with translation.override(visitor_language(request, guest.event.language)):
             # Pages are rendered inside the override, so the guest sees the event's language.
-            return view(request, guest, *args, **kwargs)
+            response = view(request, guest, *args, **kwargs)
+            return response.render() if isinstance(response, SimpleTemplateResponse) else response
 
     return wrapper
 
@@ -119,6 +131,7 @@ def confirmation_context(needed: services.RsvpNeedsConfirmation, chosen: dict) -
     }
 
 
+@kept_while_unchanged(guest_in_session)
 @guest_required
 @require_http_methods(["GET", "POST"])
 def answer(request, guest):
@@ -153,9 +166,9 @@ def answer(request, guest):
             return redirect("rsvp:answer")
     elif posted is not None:
         status = 400
-    return render(
-        request, "rsvp/answer.html", _page_context(guest, household, formset, confirmation, state), status=status
-    )
+    # A TemplateResponse: its context tells rsvp.guest_page_cache whether the page may be kept.
+    context = _page_context(guest, household, formset, confirmation, state)
+    return TemplateResponse(request, "rsvp/answer.html", context, status=status)
 
 
 def _page_context(guest, household, formset, confirmation, state, message_form=None) -> dict:
@@ -172,7 +185,8 @@ def _page_context(guest, household, formset, confirmation, state, message_form=N
         "state": state,
         "is_open": state == event.RSVP_OPEN,
         "message_form": message_form,
-        "change_request": selectors.change_request_latest(guest=guest),
+        # Shown only once answers are closed (with the form to ask for a change).
+        "change_request": selectors.change_request_latest(guest=guest) if state == event.RSVP_CLOSED else None,
         "google_calendar_url": google_calendar_url(event=event, link=rsvp_login_url()),
         # What other apps show this guest (a ticket holder's tickets, from billing).
         "sections": guest_page_sections(household.guest),

@@ -1,7 +1,7 @@
 import os
 
 import pytest
-from django.core.cache import cache
+from django.core.cache import cache, caches
 from django.db import connection
 
 from tenants.models import Role
@@ -56,10 +56,12 @@ def pytest_runtest_call(item):
 
 @pytest.fixture(autouse=True)
 def _clear_cache():
-    # Rate-limit counters live in the cache; every test starts with none.
+    # Rate-limit counters live in the cache; every test starts with none, and with no page kept.
     cache.clear()
+    caches["pages"].clear()
     yield
     cache.clear()
+    caches["pages"].clear()
 
 
 @pytest.fixture
