@@ -15,7 +15,8 @@ Not part of the test suite. Measured the way a user measures a deployment, in on
    database;
 3. with wrk (--wrk-threads threads, --connections connections, --duration seconds, after a 2 s warm-up)
    measures requests per second and p50/p95 latency of the bare view and of `GET /api/v1/rsvp` with a guest
-   token, the guest's RSVP page `GET /rsvp/answer/` with the guest's session, and the public shop page
+   token, the guest's RSVP page `GET /rsvp/answer/` with the guest's session (served the page the process kept
+   for that guest while the event's version is unchanged, rsvp/guest_page_cache.py), and the public shop page
    `GET /e/<id>/` (as a visitor without a session opens it: served the page the process kept for
    --shop-page-cache-seconds, billing/shop_page_cache.py); prints each against the bare view as a ratio, next
    to the target of issue #15;
