@@ -81,7 +81,7 @@ MIDDLEWARE = [
     # Before anything that writes (sessions, logins, views): maintenance refuses writes (eventsaas/maintenance.py).
     "eventsaas.maintenance.MaintenanceMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "eventsaas.middleware.ContentSecurityPolicyMiddleware",
     "eventsaas.middleware.PermissionsPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

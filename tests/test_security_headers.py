@@ -8,8 +8,14 @@ import re
 from pathlib import Path
 
 import pytest
-from django.test import override_settings
+from csp.constants import NONCE
+from csp.decorators import csp_update
+from csp.middleware import CSPMiddleware
+from django.http import HttpResponse
+from django.test import RequestFactory, override_settings
 from django.utils import timezone
+
+from eventsaas.middleware import ContentSecurityPolicyMiddleware
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE_TEMPLATES = sorted(
@@ -76,3 +82,67 @@ def test_security_txt_uses_the_configured_contact_and_policy(client):
     text = client.get("/.well-known/security.txt").content.decode()
     assert "Contact: mailto:security@example.com" in text
     assert "Policy: https://example.com/security" in text
+
+
+# --- the policy built once per process (eventsaas.middleware.ContentSecurityPolicyMiddleware) ----------------
+
+
+def csp_headers(response) -> tuple:
+    return response.get("Content-Security-Policy"), response.get("Content-Security-Policy-Report-Only")
+
+
+def django_csp_answer(request_path: str, response):
+    """What django-csp's own middleware sets on this response."""
+
+    return csp_headers(
+        CSPMiddleware(lambda request: response).process_response(RequestFactory().get(request_path), response)
+    )
+
+
+@pytest.mark.parametrize(
+    "policies",
+    [
+        pytest.param({}, id="as-configured"),
+        pytest.param(
+            {"CONTENT_SECURITY_POLICY_REPORT_ONLY": {"DIRECTIVES": {"default-src": ["'none'"], "report-uri": "/csp/"}}},
+            id="with-report-only",
+        ),
+        pytest.param(
+            {"CONTENT_SECURITY_POLICY": {"EXCLUDE_URL_PREFIXES": ["/api/"], "DIRECTIVES": {"default-src": ["'self'"]}}},
+            id="api-excluded",
+        ),
+    ],
+)
+def test_the_policy_built_once_is_what_django_csp_builds(rf, policies):
+    from django.http import HttpResponse
+
+    from eventsaas.middleware import ContentSecurityPolicyMiddleware
+
+    with override_settings(**policies):
+        for path in ("/rsvp/", "/api/v1/rsvp"):
+            ours = ContentSecurityPolicyMiddleware(lambda request: HttpResponse())
+            ours.process_request(request := rf.get(path))
+            assert csp_headers(ours.process_response(request, HttpResponse())) == django_csp_answer(
+                path, HttpResponse()
+            )
+
+
+def test_a_view_with_its_own_policy_and_a_nonce_get_django_csps_answer(rf):
+    @csp_update({"img-src": ["https://images.example.com"], "script-src": [NONCE]})
+    def view(request):
+        str(request.csp_nonce)  # as a template that uses the nonce does
+        return HttpResponse()
+
+    middleware = ContentSecurityPolicyMiddleware(view)
+    middleware.process_request(request := rf.get("/"))
+    response = middleware.process_response(request, view(request))
+
+    csp = policy(response)
+    assert "https://images.example.com" in csp["img-src"]
+    assert f"'nonce-{request._csp_nonce}'" in csp["script-src"]
+
+
+def test_a_changed_setting_changes_the_header_at_once(client):
+    with override_settings(CONTENT_SECURITY_POLICY={"DIRECTIVES": {"default-src": ["'none'"]}}):
+        assert policy(client.get("/rsvp/"))["default-src"] == ["'none'"]
+    assert policy(client.get("/rsvp/"))["default-src"] == ["'self'"]
