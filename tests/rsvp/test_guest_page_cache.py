@@ -43,16 +43,6 @@ def kept_pages():
     caches["pages"].clear()
 
 
-@pytest.fixture
-def anna(household):
-    return household[0]
-
-
-@pytest.fixture
-def lisa(household):
-    return household[1]
-
-
 def logged_in(guest: Guest, last_name: str = "Müller", **client_options) -> Client:
     """A guest's phone: logged in with code and last name, CSRF checked as in production."""
     client = Client(enforce_csrf_checks=True, **client_options)

@@ -27,11 +27,6 @@ def _non_field_errors(response):
     return list(response.context["form"].non_field_errors())
 
 
-@pytest.fixture
-def anna(household):
-    return household[0]
-
-
 def test_urls_are_where_the_invitation_says():
     assert reverse("rsvp:login") == LOGIN_URL
     assert reverse("rsvp:answer") == ANSWER_URL

@@ -42,16 +42,6 @@ def _untouched(*guests):
 
 
 @pytest.fixture
-def anna(household):
-    return household[0]
-
-
-@pytest.fixture
-def lisa(household):
-    return household[1]
-
-
-@pytest.fixture
 def anna_client(client, anna):
     return _login(client, anna)
 
