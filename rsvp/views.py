@@ -11,6 +11,7 @@ from django.template.response import SimpleTemplateResponse, TemplateResponse
 from django.utils import translation
 from django.utils.cache import patch_cache_control
 from django.utils.translation import gettext as _
+from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from events.calendar import event_calendar, event_calendar_filename, google_calendar_url
@@ -131,6 +132,8 @@ def confirmation_context(needed: services.RsvpNeedsConfirmation, chosen: dict) -
     }
 
 
+# Private: the page is one guest's (their household, their answers), whichever way it was made.
+@cache_control(private=True)
 @kept_while_unchanged(guest_in_session)
 @guest_required
 @require_http_methods(["GET", "POST"])

@@ -93,6 +93,7 @@ def test_the_page_is_served_from_memory_as_it_was_rendered_with_the_requests_own
         k: v for k, v in rendered.headers.items() if k not in per_request
     }
     assert served.cookies.keys() == rendered.cookies.keys() == {"csrftoken"}
+    assert served["Cache-Control"] == "private"  # one guest's page: no shared cache keeps it
 
 
 def test_the_kept_pages_token_sends_the_answer(anna, lisa):
