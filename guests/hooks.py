@@ -25,6 +25,9 @@ class GuestPageSection:
 
 
 #: `section(guest)` returns a block for the guest's page, or None when it has nothing for this guest.
+#: A page without sections may be kept and served again until the guest's event's version changes
+#: (rsvp/guest_page_cache.py), so a provider returns None only for what the guest's row says (billing: the
+#: guest is no ticket holder), never for rows of its own that can change without a write to the guest.
 GuestPageSectionProvider = Callable[[Guest], GuestPageSection | None]
 
 _guest_page_sections: list[GuestPageSectionProvider] = []
