@@ -15,14 +15,14 @@ and for GUEST_API_CACHE_SECONDS at most (which bounds a write that changed no ve
 migration, a version change lost while Redis was down). On only when versions are kept
 (GUEST_API_CACHE_SECONDS > 0, which needs REDIS_URL); with the version unreadable, the page is rendered.
 
-Only a page that depends on nothing else is kept: a plain GET (no query string) from a session that
-holds a guest and nothing more (no organizer logged in: the navigation shows their account; no
-message waiting); answers open or not open yet (a closed event's page shows the guest's latest change
-request, a row no version follows); no section from another app (a ticket holder's tickets: billing's
-rows follow no version). Everything else is rendered as before. A page served from memory is tracked
-as a page view, as a rendered one is, and carries the request's own CSRF token (eventsaas/kept_pages.py).
-A guest's first visit to a process costs one small query more (their event, so that its version is
-read before the page's rows).
+Only a page that depends on nothing else is kept: a plain GET (no query string) from a guest's session
+with no organizer logged in (base.html then shows their account's notices) and no message waiting (in
+its cookie or in the session); answers open or not open yet (a closed event's page shows the guest's
+latest change request, a row no version follows); no section from another app (a ticket holder's
+tickets: billing's rows follow no version). Everything else is rendered as before. A page served from
+memory is tracked as a page view, as a rendered one is, and carries the request's own CSRF token
+(eventsaas/kept_pages.py). A guest's first visit to a process costs one small query more (their event,
+so that its version is read before the page's rows).
 """
 
 import functools
