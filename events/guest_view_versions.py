@@ -13,6 +13,9 @@ again. The models' save/delete and their querysets' update/bulk writes call
 - Best effort on the writing side (a cache outage never fails a write; it is logged), fail-closed
   on the reading side: no version read, nothing served from memory. Readers also bound how long
   they keep anything (GUEST_API_CACHE_SECONDS), which bounds a version change that was lost.
+- Read from process memory while Redis says the version is unchanged (eventsaas/redis_watch.py: Redis
+  names every changed version on a connection the process watches, before the writer has its answer),
+  so a request reads Redis only for an event whose version changed, or every VERSION_COPY_SECONDS.
 """
 
 import logging
@@ -21,14 +24,16 @@ from collections.abc import Iterable
 from typing import Any, TypeVar
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import cache, caches
 from django.db import transaction
 from django.db.models import Model, QuerySet
 from django.db.models.expressions import Col
 from django.db.models.lookups import Exact, In, Lookup
 from django.db.models.sql.where import AND
 
+from eventsaas.cache import RedisCache
 from eventsaas.models import TenantScopedQuerySet
+from eventsaas.redis_watch import WatchedKeys
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +41,11 @@ _M = TypeVar("_M", bound=Model)
 
 # Versions outlive any reader's entry by far; an expired one is replaced by a new token.
 VERSION_TIMEOUT_SECONDS = 7 * 24 * 3600
+# How long a version read from Redis is taken from memory at most, even though Redis named no change:
+# bounds what a lost invalidation could cost (eventsaas/redis_watch.py).
+VERSION_COPY_SECONDS = 5.0
+
+_PREFIX = "guestview:version:"
 
 
 def _key(event_id: Any) -> str:
@@ -43,21 +53,48 @@ def _key(event_id: Any) -> str:
         event_id = uuid.UUID(str(event_id))
     except ValueError:
         pass
-    return f"guestview:version:{event_id}"
+    return f"{_PREFIX}{event_id}"
+
+
+_watches: dict[tuple[str, str], WatchedKeys] = {}
+
+
+def _watch() -> WatchedKeys | None:
+    """The process's watch of the versions in Redis, when the cache is one Redis (not a local cache)."""
+    if not isinstance(caches["default"], RedisCache):
+        return None
+    location = settings.CACHES["default"].get("LOCATION")
+    if isinstance(location, (list, tuple)):
+        location = location[0] if len(location) == 1 else None  # replicas: reads may lag the primary's messages
+    if not isinstance(location, str):
+        return None
+    where = (location, cache.make_key(_PREFIX))
+    watch = _watches.get(where)
+    if watch is None:
+        watch = _watches.setdefault(where, WatchedKeys(url=where[0], prefix=where[1], max_age=VERSION_COPY_SECONDS))
+    return watch
 
 
 def guest_view_version(event_id: uuid.UUID) -> str | None:
-    """The event's current version (one cache read); None when the cache cannot be read: keep nothing."""
+    """The event's current version (a copy in memory, or one cache read); None when the cache cannot be
+    read: keep nothing."""
+    key = _key(event_id)
     try:
-        return cache.get_or_set(_key(event_id), uuid.uuid4().hex, VERSION_TIMEOUT_SECONDS)
+        watch = _watch()
+        if watch is None:
+            return cache.get_or_set(key, uuid.uuid4().hex, VERSION_TIMEOUT_SECONDS)
+        return watch.read(cache.make_key(key), lambda: cache.get_or_set(key, uuid.uuid4().hex, VERSION_TIMEOUT_SECONDS))
     except Exception:
         logger.warning("Guest view version not read", exc_info=True)
         return None
 
 
 def _replace_versions(event_ids: frozenset[Any]) -> None:
+    versions = {_key(event_id): uuid.uuid4().hex for event_id in event_ids}
     try:
-        cache.set_many({_key(event_id): uuid.uuid4().hex for event_id in event_ids}, VERSION_TIMEOUT_SECONDS)
+        if (watch := _watch()) is not None:
+            watch.forget(cache.make_key(key) for key in versions)
+        cache.set_many(versions, VERSION_TIMEOUT_SECONDS)
     except Exception:
         # Readers keep entries for GUEST_API_CACHE_SECONDS at most: that bounds what this loses.
         logger.exception("Guest view versions of %d event(s) not changed", len(event_ids))
