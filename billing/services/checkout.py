@@ -103,10 +103,11 @@ def _checkout_lines(*, event: Event, request: CheckoutRequest, at: datetime) -> 
     lines: list[dict[str, Any]] = []
     errors: list[str] = []
     # Paid tickets go on sale once the organization's Stripe account can take charges; free ones always can.
-    # Read once: the order goes to the account that was checked.
+    # Read once: the order goes to the account that was checked. Not read when no paid type asked for had
+    # the seats when read: that checkout is answered sold out whatever the account (a rush's late buyers).
     account = (
         selectors.connected_account_for_charges(tenant_id=event.tenant_id)
-        if any(t.price > 0 for t in types.values())
+        if any(t.price > 0 and t.remaining >= wanted[type_id] for type_id, t in types.items())
         else None
     )
     takes_charges = account is not None
@@ -121,7 +122,7 @@ def _checkout_lines(*, event: Event, request: CheckoutRequest, at: datetime) -> 
         if not ticket_type.is_in_sales_window(at):
             errors.append(_("“%(name)s” is not on sale now.") % {"name": ticket_type.name})
             continue
-        if ticket_type.price > 0 and not takes_charges:
+        if ticket_type.price > 0 and not takes_charges and ticket_type.remaining >= quantity:
             errors.append(
                 _("“%(name)s” is not on sale yet: the organizer cannot take payments yet.") % {"name": ticket_type.name}
             )

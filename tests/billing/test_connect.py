@@ -7,10 +7,13 @@ import json
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from billing import payments, services
 from billing.models import ConnectedAccount, Order, WebhookEvent
+from events.models import TicketType
 from eventsaas.models import AuditLog
 from tenants.models import Role
 from tests.billing.conftest import buy, seats
@@ -286,6 +289,20 @@ def test_paid_tickets_wait_for_the_account_free_ones_sell_and_the_update_opens_s
 
     order = buy(event, (paid, 1))
     assert order.total == 2500 and seats(paid) == (0, 1)
+
+
+def test_a_paid_type_sold_out_when_read_is_answered_sold_out_and_the_account_is_not_read(tenant):
+    """A rush's late buyers: seats, not the account, decide the answer, so checkout does not read the account."""
+    event, paid, free = unpaid_event(tenant)
+    TicketType.objects.filter(pk=paid.pk).update(sold=10)
+
+    with CaptureQueriesContext(connection) as queries, pytest.raises(services.SoldOut) as sold_out:
+        buy(event, (paid, 1))
+
+    assert sold_out.value.ticket_types == [paid]
+    assert not [q for q in queries if "billing_connectedaccount" in q["sql"]]
+    with pytest.raises(ValidationError, match="is not on sale yet"):
+        buy(event, (paid, 0), (free, 1), (TicketTypeFactory(event=event, price=900, connected_account=False), 1))
 
 
 def test_the_shop_shows_paid_tickets_as_not_on_sale_yet_and_still_sells_free_ones(client, tenant):
