@@ -13,13 +13,16 @@ Redis queues the invalidation of a broadcast key before it writes out the replie
 (beforeSleep: trackingBroadcastInvalidationMessages, then handleClientsWithPendingWrites, which writes the
 clients queued last first), so by the time the writer has its reply (and its user their answer) the message
 is on every watching process's socket, and their next read drains it. Redis's threaded I/O (`io-threads`
-above 1) does not promise that order; `max_age` bounds what that, or any lost message, could cost.
+above 1) does not promise that order; `max_age` bounds what that, or any lost message, could cost. The
+"flush everything" message after FLUSHALL or FLUSHDB is sent at once, not in that step: it reaches the
+watch after the next round trip to Redis rather than before the flush's own answer (a flush changes no
+rows, so no version a reader could miss goes with it).
 
 Fail-safe: no copies unless the connection is up and subscribed; a closed or broken connection, a
 message that cannot be parsed, Redis's "flush everything" message (after FLUSHALL, or a restart seen as
-a lost connection) or a fork drop every copy, and the caller reads Redis as it would without this. A Redis
-or proxy that refuses CLIENT TRACKING turns the watch off for the process (logged once); it tries again
-after `retry_seconds`.
+a lost connection) or a fork drop every copy, and the caller reads Redis as it would without this. A lost
+connection is opened again by the next read; a Redis that cannot be reached, or that (or a proxy in front
+of it) refuses CLIENT TRACKING, turns the watch off for the process (logged) for `retry_seconds`.
 """
 
 import logging
@@ -81,6 +84,7 @@ class WatchedKeys:
         self._pid = pid
         self._sock: socket.socket | None = None
         self._reader: Any = None
+        self.client_id: int | None = None  # the watching connection's, in Redis (CLIENT LIST, CLIENT KILL ID)
         self._copies: dict[str, tuple[Any, float]] = {}
         self._generation = 0  # changes whenever copies may have gone stale: a load that spans it keeps nothing
         self._next_attempt = 0.0
@@ -131,8 +135,9 @@ class WatchedKeys:
         try:
             self._drain()
         except Exception as exc:
-            logger.warning("Redis key watch lost (%s); reading Redis until it is back", exc)
+            logger.warning("Redis key watch lost (%s); watching again from the next read", exc)
             self._disconnect()
+            self._next_attempt = 0.0  # a blip (a restart, a killed connection): the next read tries again
             return False
         return self._sock is not None
 
@@ -150,8 +155,8 @@ class WatchedKeys:
             return False
         self._sock, self._reader = sock, hiredis.Reader()
         try:
-            client_id = self._call(b"CLIENT", b"ID")
-            self._call(b"CLIENT", b"TRACKING", b"ON", b"REDIRECT", client_id, b"BCAST", b"PREFIX", self.prefix)
+            self.client_id = self._call(b"CLIENT", b"ID")
+            self._call(b"CLIENT", b"TRACKING", b"ON", b"REDIRECT", self.client_id, b"BCAST", b"PREFIX", self.prefix)
             confirmed = self._call(b"SUBSCRIBE", INVALIDATE_CHANNEL)
             if not (isinstance(confirmed, list) and confirmed[:1] == [b"subscribe"]):
                 raise ValueError(f"unexpected answer to SUBSCRIBE: {confirmed!r}")
@@ -218,11 +223,9 @@ class WatchedKeys:
                 data = self._sock.recv(65536)
             except (BlockingIOError, ssl.SSLWantReadError):
                 break
-            if not data:
+            if not data:  # read on until nothing waits: messages can come just before the connection closes
                 raise ConnectionError("Redis closed the connection")
             self._reader.feed(data)
-            if len(data) < 65536:
-                break
         while (message := self._reader.gets()) is not False:
             self._apply(message)
 
