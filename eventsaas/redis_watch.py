@@ -61,6 +61,8 @@ class WatchedKeys:
     returned. Thread-safe (gthread workers); a forked process starts with nothing of its parent's.
     """
 
+    MAX_BEHIND_BYTES = 1 << 20
+
     def __init__(
         self,
         *,
@@ -218,6 +220,7 @@ class WatchedKeys:
     def _drain(self) -> None:
         """Read what is waiting on the socket without blocking and drop the copies it names."""
         assert self._sock is not None
+        waiting = 0
         while True:
             try:
                 data = self._sock.recv(65536)
@@ -226,6 +229,9 @@ class WatchedKeys:
             if not data:  # read on until nothing waits: messages can come just before the connection closes
                 raise ConnectionError("Redis closed the connection")
             self._reader.feed(data)
+            waiting += len(data)
+            if waiting > self.MAX_BEHIND_BYTES:  # idle while others wrote a lot: starting afresh is cheaper
+                raise ConnectionError(f"more than {self.MAX_BEHIND_BYTES} bytes of messages behind")
         while (message := self._reader.gets()) is not False:
             self._apply(message)
 

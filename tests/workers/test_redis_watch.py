@@ -231,3 +231,17 @@ def test_a_guest_view_version_another_process_changed_is_read_again_at_once(redi
 
         assert second not in (None, first)
         assert redis_client.get(key) is not None
+
+
+def test_a_process_far_behind_starts_afresh_instead_of_reading_every_message(watch, redis_client, monkeypatch):
+    loads = CountedLoads(redis_client)
+    redis_client.set("w:a", "1")
+    watch.read("w:a", loads("w:a"))
+    monkeypatch.setattr(WatchedKeys, "MAX_BEHIND_BYTES", 1000)
+    redis_client.mset({f"w:other{n}": n for n in range(100)})  # about 1,500 bytes of messages while idle
+    old_connection = watch.client_id
+
+    redis_client.set("w:a", "2")
+    assert watch.read("w:a", loads("w:a")) == b"2"
+    assert served_from_memory(watch, "w:a", loads)
+    assert watch.client_id != old_connection
