@@ -96,6 +96,7 @@ class WatchedKeys:
     def read(self, key: str, load: Callable[[], _V]) -> _V:
         if not key.startswith(self.prefix):
             return load()  # Redis would never name it: a copy could outlive a change
+        self._same_process()
         with self._lock:
             watching = self._catch_up()
             if watching:
@@ -115,6 +116,7 @@ class WatchedKeys:
 
     def forget(self, keys: Iterable[str]) -> None:
         """This process changed these keys: drop its copies now (Redis's message about it comes too)."""
+        self._same_process()
         with self._lock:
             self._generation += 1
             for key in keys:
@@ -127,11 +129,20 @@ class WatchedKeys:
 
     # --- the watching connection ---------------------------------------------------------------------
 
+    def _same_process(self) -> None:
+        """In a forked child, start afresh: the lock may have been copied held by another thread of the
+        parent, and the socket is the parent's (closing the child's descriptor leaves the parent's open)."""
+        if self._pid != os.getpid():
+            if self._sock is not None:
+                try:
+                    self._sock.close()
+                except OSError:
+                    pass
+            self._lock = threading.Lock()
+            self._reset(os.getpid())
+
     def _catch_up(self) -> bool:
         """Apply what Redis said since the last read; whether the copies can be trusted now."""
-        if self._pid != os.getpid():
-            # A forked child shares its parent's socket: leave it to the parent, start afresh.
-            self._reset(os.getpid())
         if self._sock is None and not self._connect():
             return False
         try:

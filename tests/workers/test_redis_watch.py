@@ -2,9 +2,11 @@
 real Redis of this machine: another client's write is seen by the very next read, without a sleep."""
 
 import logging
+import os
 import uuid
 
 import pytest
+import redis
 from django.core.cache import caches
 from django.test import override_settings
 from hypothesis import HealthCheck, settings
@@ -137,17 +139,27 @@ def test_without_redis_every_read_is_the_callers_and_nothing_fails(caplog):
     assert len(caplog.records) == 1  # said once, then retried only after retry_seconds
 
 
-def test_a_forked_process_keeps_nothing_of_its_parent(watch, redis_client, monkeypatch):
+def test_a_forked_process_watches_on_its_own_connection_and_leaves_its_parents_open(watch, redis_client, redis_url):
     loads = CountedLoads(redis_client)
     redis_client.set("w:a", "1")
     watch.read("w:a", loads("w:a"))
-    parent_socket = watch._sock
+    parents = watch.client_id
 
-    monkeypatch.setattr("eventsaas.redis_watch.os.getpid", lambda: -1)  # as a forked child sees it
-    watch.read("w:a", loads("w:a"))
+    pid = os.fork()
+    if pid == 0:  # the child (a web worker forked by gunicorn): exits with what it saw, never returns
+        ok = False
+        try:
+            client = redis.Redis.from_url(redis_url)
+            ok = watch.read("w:a", lambda: b"read by the child") == b"read by the child"  # no copy of the parent's
+            ok = ok and watch.client_id not in (None, parents)
+            client.set("w:a", "2")
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
 
-    assert loads.calls == 2
-    assert watch._sock is not parent_socket
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert watch.read("w:a", loads("w:a")) == b"2"  # told on its own connection, which the child left open
+    assert watch.client_id == parents
 
 
 def test_copies_are_kept_max_age_at_most(redis_url, redis_client):
