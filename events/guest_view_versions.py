@@ -89,6 +89,20 @@ def guest_view_version(event_id: uuid.UUID) -> str | None:
         return None
 
 
+def guest_view_version_if_set(event_id: uuid.UUID) -> str | None:
+    """The event's current version if it has one (made by an earlier read); None otherwise, or when the cache
+    cannot be read. Unlike guest_view_version() it makes none: ids nobody knows (a public URL) cost no key."""
+    key = _key(event_id)
+    try:
+        watch = _watch()
+        if watch is None:
+            return cache.get(key)
+        return watch.read(cache.make_key(key), lambda: cache.get(key))
+    except Exception:
+        logger.warning("Guest view version not read", exc_info=True)
+        return None
+
+
 def _replace_versions(event_ids: frozenset[Any]) -> None:
     versions = {_key(event_id): uuid.uuid4().hex for event_id in event_ids}
     try:

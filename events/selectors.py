@@ -6,6 +6,7 @@ from django.shortcuts import get_object_or_404
 from events import hooks
 from events.hooks import EMPTY_NUMBERS, event_numbers_by_event
 from events.models import Event, TicketType
+from events.on_sale_cache import event_on_sale_kept
 from tenants.models import Tenant
 
 
@@ -34,7 +35,11 @@ def event_list(*, tenant: Tenant, include_archived: bool = False) -> list[Event]
 def event_on_sale(*, event_id: uuid.UUID) -> Event:
     """A published ticketed event of a verified organization, for the public shop (page and API); drafts,
     archived and invite-only events, and those of organizations nobody verified, do not exist for the public.
-    404 otherwise."""
+    404 otherwise. From this process's memory while the event is unchanged (events/on_sale_cache.py)."""
+    return event_on_sale_kept(event_id, _event_on_sale_read)
+
+
+def _event_on_sale_read(event_id: uuid.UUID) -> Event:
     return get_object_or_404(
         Event.objects.select_related("tenant").filter(
             kind=Event.Kind.TICKETED, status=Event.Status.PUBLISHED, tenant__verified_at__isnull=False

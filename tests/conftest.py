@@ -4,6 +4,7 @@ import pytest
 from django.core.cache import cache, caches
 from django.db import connection
 
+from events.on_sale_cache import kept_events_forget
 from tenants.models import Role
 from tests.factories import EventFactory, GuestFactory, MembershipFactory, TenantFactory, UserFactory
 from tests.support import mongo_shadow
@@ -56,12 +57,14 @@ def pytest_runtest_call(item):
 
 @pytest.fixture(autouse=True)
 def _clear_cache():
-    # Rate-limit counters live in the cache; every test starts with none, and with no page kept.
+    # Rate-limit counters live in the cache; every test starts with none, and with no page or event kept.
     cache.clear()
     caches["pages"].clear()
+    kept_events_forget()
     yield
     cache.clear()
     caches["pages"].clear()
+    kept_events_forget()
 
 
 @pytest.fixture
