@@ -649,7 +649,7 @@ if GUEST_API_CACHE_ENTRIES < 1:
     raise ImproperlyConfigured("GUEST_API_CACHE_ENTRIES must be 1 or more")
 # The public shop page is kept this many seconds in each web process for visitors without a session
 # (billing/shop_page_cache.py): what it shows (seats left, an edit) can be that late; checkout never is.
-# 0 turns it off.
+# Checkout's event is kept (under its version, events/on_sale_cache.py) at most as long. 0 turns both off.
 SHOP_PAGE_CACHE_SECONDS = env_int("SHOP_PAGE_CACHE_SECONDS", 2)
 if SHOP_PAGE_CACHE_SECONDS < 0:
     raise ImproperlyConfigured("SHOP_PAGE_CACHE_SECONDS must be 0 (off) or more")
