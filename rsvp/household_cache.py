@@ -3,11 +3,11 @@
 `GET /api/v1/rsvp` is read far more often than anything it shows is written, and its one query
 (the guest, its event and household, rsvp.services.household_with_hint) was most of its time. Each
 process keeps the households it read, each under the version of its event at the time it was read
-(events.guest_view_versions), and serves one again only while that version is current: the
-version from memory while Redis says it did not change (eventsaas/redis_watch.py), instead of the query. Every write to the event or its guests' rows that a
-guest could see changes the version (the models and querysets do it), so an answer, an organizer's
-edit, a regrouping, a regenerated code or an archived event is seen by the next request, in any
-process, and a revoked token ends at once.
+(events.guest_view_versions), and serves one again only while that version is current (read from
+memory while Redis says it did not change, eventsaas/redis_watch.py) instead of running the query.
+Every write to the event or its guests' rows that a guest could see changes the version (the models
+and querysets do it), so an answer, an organizer's edit, a regrouping, a regenerated code or an
+archived event is seen by the next request, in any process, and a revoked token ends at once.
 
 On only with a cache every process shares (REDIS_URL; GUEST_API_CACHE_SECONDS > 0): with a
 per-process cache one process would not see another's versions. Entries are kept at most
