@@ -20,7 +20,7 @@ again. The models' save/delete and their querysets' update/bulk writes call
 
 import logging
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -75,32 +75,29 @@ def _watch() -> WatchedKeys | None:
     return watch
 
 
-def guest_view_version(event_id: uuid.UUID) -> str | None:
-    """The event's current version (a copy in memory, or one cache read); None when the cache cannot be
-    read: keep nothing."""
+def _version_read(event_id: uuid.UUID, load: Callable[[str], str | None]) -> str | None:
+    """`load(key)` through the process's watch when there is one; None when the cache cannot be read."""
     key = _key(event_id)
     try:
         watch = _watch()
         if watch is None:
-            return cache.get_or_set(key, uuid.uuid4().hex, VERSION_TIMEOUT_SECONDS)
-        return watch.read(cache.make_key(key), lambda: cache.get_or_set(key, uuid.uuid4().hex, VERSION_TIMEOUT_SECONDS))
+            return load(key)
+        return watch.read(cache.make_key(key), lambda: load(key))
     except Exception:
         logger.warning("Guest view version not read", exc_info=True)
         return None
+
+
+def guest_view_version(event_id: uuid.UUID) -> str | None:
+    """The event's current version (a copy in memory, or one cache read); None when the cache cannot be
+    read: keep nothing."""
+    return _version_read(event_id, lambda key: cache.get_or_set(key, uuid.uuid4().hex, VERSION_TIMEOUT_SECONDS))
 
 
 def guest_view_version_if_set(event_id: uuid.UUID) -> str | None:
     """The event's current version if it has one (made by an earlier read); None otherwise, or when the cache
     cannot be read. Unlike guest_view_version() it makes none: ids nobody knows (a public URL) cost no key."""
-    key = _key(event_id)
-    try:
-        watch = _watch()
-        if watch is None:
-            return cache.get(key)
-        return watch.read(cache.make_key(key), lambda: cache.get(key))
-    except Exception:
-        logger.warning("Guest view version not read", exc_info=True)
-        return None
+    return _version_read(event_id, cache.get)
 
 
 def _replace_versions(event_ids: frozenset[Any]) -> None:

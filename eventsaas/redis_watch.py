@@ -53,6 +53,18 @@ def _command(*parts: str | bytes | int) -> bytes:
     return b"*%d\r\n" % len(encoded) + b"".join(b"$%d\r\n%s\r\n" % (len(part), part) for part in encoded)
 
 
+def _reply(sock: socket.socket, reader: Any) -> Any:
+    """The next reply on a blocking socket; a Redis error reply is raised."""
+    while (reply := reader.gets()) is False:
+        data = sock.recv(65536)
+        if not data:
+            raise ConnectionError("Redis closed the connection")
+        reader.feed(data)
+    if isinstance(reply, Exception):
+        raise reply
+    return reply
+
+
 class WatchedKeys:
     """Copies of the Redis keys under `prefix` that this process read, each kept while Redis says nothing
     of it changed and at most `max_age` seconds; at most `max_entries` (then all are dropped at once).
@@ -198,35 +210,17 @@ class WatchedKeys:
                 user = urllib.parse.unquote(parts.username or "")
                 secret = urllib.parse.unquote(parts.password)
                 sock.sendall(_command("AUTH", user, secret) if user else _command("AUTH", secret))
-                self._expect_ok(sock)
+                _reply(sock, hiredis.Reader())
         except BaseException:
             sock.close()
             raise
         return sock
 
-    @staticmethod
-    def _expect_ok(sock: socket.socket) -> None:
-        reader = hiredis.Reader()
-        while (reply := reader.gets()) is False:
-            data = sock.recv(4096)
-            if not data:
-                raise ConnectionError("Redis closed the connection")
-            reader.feed(data)
-        if isinstance(reply, Exception):
-            raise reply
-
     def _call(self, *parts: bytes | int | str) -> Any:
         """A command and its reply, blocking (only while setting the connection up)."""
         assert self._sock is not None
         self._sock.sendall(_command(*parts))
-        while (reply := self._reader.gets()) is False:
-            data = self._sock.recv(65536)
-            if not data:
-                raise ConnectionError("Redis closed the connection")
-            self._reader.feed(data)
-        if isinstance(reply, Exception):
-            raise reply
-        return reply
+        return _reply(self._sock, self._reader)
 
     def _drain(self) -> None:
         """Read what is waiting on the socket without blocking and drop the copies it names."""
