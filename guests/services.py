@@ -370,7 +370,26 @@ def guest_ticket_holder_get_or_create(*, event: Event, holder_key: str, full_nam
     existing = Guest.objects.for_event(event).filter(holder_key=holder_key).first()
     if existing is not None:
         return existing
+    guest, _created = guest_ticket_holder_create(event=event, holder_key=holder_key, full_name=full_name, email=email)
+    return guest
+
+
+def guest_ticket_holder_create(
+    *, event: Event, holder_key: str, full_name: str, email: str, coming: int = 0
+) -> tuple[Guest, bool]:
+    """Insert the ticket holder's guest (no read first); (the winner's row, False) if it exists already.
+
+    `coming`: the holder's valid tickets when the caller has just issued them (an order's first payment),
+    so the guest is stored coming for them at once instead of pending and then answered by
+    guest_tickets_follow: one insert instead of five statements. The caller links the tickets and
+    counts them again (a void racing the insert), as guest_tickets_follow would.
+    """
+    if not holder_key:
+        raise ValueError("A ticket holder needs a key.")
+    if coming < 0:
+        raise ValueError("A ticket holder comes for no fewer than 0 people.")
     first_name, last_name = _holder_names(full_name)
+    now = timezone.now()
     # Invited by buying: the tickets email carries their code, so "invite everyone not yet invited" skips them.
     guest = Guest(
         tenant_id=event.tenant_id,
@@ -378,24 +397,54 @@ def guest_ticket_holder_get_or_create(*, event: Event, holder_key: str, full_nam
         first_name=first_name,
         last_name=last_name,
         holder_key=holder_key,
-        invited_at=timezone.now(),
+        invited_at=now,
     )
     guest.email = email if len(email) <= 254 else ""
+    if coming:
+        guest.status, guest.num_guests, guest.expected_guests = Guest.Status.COMING, coming, coming
+        guest.answered_by_kind, guest.rsvp_at = Guest.AnsweredBy.TICKETS, now
     try:
         _save_with_fresh_code(guest)
     except IntegrityError:
         winner = Guest.objects.for_event(event).filter(holder_key=holder_key).first()
         if winner is None:
             raise
-        return winner
-    audit_log_record(
-        action="guest.created",
-        tenant_id=event.tenant_id,
-        event_id=event.pk,
-        object_id=guest.pk,
-        data={"via": "tickets", "holder": holder_key},
-    )
-    return guest
+        return winner, False
+    entries: list[AuditEntry] = [
+        {
+            "action": "guest.created",
+            "tenant_id": event.tenant_id,
+            "event_id": event.pk,
+            "object_id": guest.pk,
+            "data": {"via": "tickets", "holder": holder_key},
+        }
+    ]
+    if coming:  # the history guest_tickets_follow writes when it makes a pending holder coming
+        entries.append(
+            {
+                "action": "rsvp.coming",
+                "tenant_id": event.tenant_id,
+                "event_id": event.pk,
+                "object_id": guest.pk,
+                "data": _holder_answer_data(
+                    Guest.Status.COMING, coming, previous=(Guest.Status.PENDING, 0), reason="issued"
+                ),
+            }
+        )
+    audit_log_record_many(entries=entries)
+    return guest, True
+
+
+def _holder_answer_data(status: str, count: int, *, previous: tuple[str, int], reason: str) -> dict[str, Any]:
+    return {
+        "answered_by": Guest.AnsweredBy.TICKETS,
+        "status": status,
+        "num_guests": count,
+        "previous_status": previous[0],
+        "previous_num_guests": previous[1],
+        "via": "tickets",
+        "reason": reason,
+    }
 
 
 def guest_tickets_follow(*, guest: Guest, valid_tickets: Callable[[], int], reason: str) -> Guest:
@@ -436,15 +485,7 @@ def guest_tickets_follow(*, guest: Guest, valid_tickets: Callable[[], int], reas
                 tenant_id=current.tenant_id,
                 event_id=current.event_id,
                 object_id=current.pk,
-                data={
-                    "answered_by": Guest.AnsweredBy.TICKETS,
-                    "status": status,
-                    "num_guests": count,
-                    "previous_status": current.status,
-                    "previous_num_guests": current.num_guests,
-                    "via": "tickets",
-                    "reason": reason,
-                },
+                data=_holder_answer_data(status, count, previous=(current.status, current.num_guests), reason=reason),
             )
     return Guest.objects.filter(pk=guest.pk).first() or guest
 

@@ -8,6 +8,8 @@ from celery import Task
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.db.models.functions import Greatest
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -15,7 +17,7 @@ from billing import payments
 from billing.models import LedgerEntry, Order, Ticket
 from billing.notifications import CLOSING_REASONS_EMAILED
 from billing.services.holders import order_holder_link
-from billing.services.ledger import ledger_book, order_amounts_sync, order_fee_taken
+from billing.services.ledger import ledger_book, ledger_totals, order_amounts_sync, order_fee_taken
 from billing.services.refunds import refunds_apply
 from billing.services.seats import order_lines_reserve
 from billing.services.waitlist import waitlist_seats_freed
@@ -91,6 +93,12 @@ def order_payment_record(*, order: Order, payment_intent_id: str, amount: int, c
         stripe_object_id=payment_intent_id,
         fee=order_fee_taken(order, charged=amount),
     )
+    if _pending_order_pay(order, payment_intent_id=payment_intent_id, amount=amount, currency=currency):
+        tickets_issue(order=order, first=True)
+        refunds_apply(order)
+        enqueue_on_commit(_confirmation_task(), order_id=str(order.pk))
+        return order
+    # Any other case (a redelivery, a late or mismatched payment, a race lost): each step re-reads what it needs.
     if not order.stripe_payment_intent_id:
         Order.objects.filter(pk=order.pk, stripe_payment_intent_id="").update(
             stripe_payment_intent_id=payment_intent_id
@@ -123,6 +131,40 @@ def order_payment_record(*, order: Order, payment_intent_id: str, amount: int, c
         refunds_apply(order)
         enqueue_on_commit(_confirmation_task(), order_id=str(order.pk))
     return order
+
+
+def _pending_order_pay(order: Order, *, payment_intent_id: str, amount: int, currency: str) -> bool:
+    """The usual first delivery of a payment: pending -> paid, with the payment intent and the ledger's totals,
+    in one compare-and-set, then the held seats sold. `order` must come with its event.
+
+    False, with nothing written, unless the order was pending as read and the payment is of its amount, or
+    when the order (or its payment intent) moved on since it was read; the caller then takes the long way.
+    """
+    if order.status != Order.Status.PENDING or amount != order.total or currency != order.currency:
+        return False
+    paid, refunded = ledger_totals(order)
+    now = now_as_stored()
+    changes: dict[str, Any] = {
+        "status": Order.Status.PAID,
+        "paid_at": now,
+        # As order_amounts_sync: Greatest keeps a late, stale reader from moving them back.
+        "paid_amount": Greatest(F("paid_amount"), paid),
+        "refunded_amount": Greatest(F("refunded_amount"), refunded),
+    }
+    if not order.stripe_payment_intent_id:
+        changes["stripe_payment_intent_id"] = payment_intent_id
+    pending = Order.objects.filter(
+        pk=order.pk, status=Order.Status.PENDING, stripe_payment_intent_id=order.stripe_payment_intent_id
+    )
+    if not pending.update(**changes):
+        return False
+    order.status, order.paid_at = Order.Status.PAID, now
+    order.stripe_payment_intent_id = order.stripe_payment_intent_id or payment_intent_id
+    order.paid_amount, order.refunded_amount = max(order.paid_amount, paid), max(order.refunded_amount, refunded)
+    for line in order.lines:
+        events_services.seats_sell_reserved(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+    _paid_audit(order, late=False)
+    return True
 
 
 def order_free_complete(*, order: Order) -> Order:
@@ -241,12 +283,14 @@ def _closed_notify_task() -> Task[..., Any]:
     return order_closed_notify_task
 
 
-def tickets_issue(*, order: Order) -> None:
+def tickets_issue(*, order: Order, first: bool = False) -> None:
     """One ticket per seat of a paid order; creating the missing ones only, so calling it again is harmless.
 
     The buyer becomes the order's guest of the event, once, holding every ticket (billing.services.holders).
+    `first`: the caller has just moved the order to paid for the first time (its compare-and-set won), so it
+    has no tickets yet and none is looked for.
     """
-    existing = {t.seat: t for t in Ticket.objects.filter(order_id=order.pk)}
+    existing = {} if first else {t.seat: t for t in Ticket.objects.filter(order_id=order.pk)}
     prices = {line["ticket_type"]: line["unit_price"] for line in order.lines}
     missing = [
         Ticket(
@@ -281,7 +325,9 @@ def tickets_issue(*, order: Order) -> None:
                 except IntegrityError:
                     pass
     # Every seat has its ticket now (stored here, or by a delivery that got there first).
-    order_holder_link(order=order, tickets_issued=bool(order.attendees))
+    order_holder_link(
+        order=order, tickets_issued=bool(order.attendees), first_issue=len(order.attendees) if first else 0
+    )
 
 
 def order_review_accept(*, order: Order, acting_user: ActingUser) -> Order:

@@ -14,6 +14,7 @@ from billing.models import ConnectedAccount, Order, WebhookEvent
 from billing.services.connect import CONNECT_WEBHOOK_HANDLERS
 from billing.services.orders import order_close, order_payment_record
 from billing.services.refunds import order_refunds_sync
+from eventsaas.fields import now_as_stored
 from eventsaas.tasks import TransientError, enqueue_on_commit
 
 logger = logging.getLogger(__name__)
@@ -67,7 +68,8 @@ def _order_for_session(session: dict[str, Any]) -> Order | None:
     tenant_id, event_id = _uuid_or_none(metadata.get("tenant_id")), _uuid_or_none(metadata.get("event_id"))
     if not (order_id and tenant_id and event_id):
         return None
-    order = Order.objects.filter(pk=order_id, tenant_id=tenant_id, event_id=event_id).first()
+    # With its event: a payment makes the buyer a guest of it (billing.services.holders).
+    order = Order.objects.filter(pk=order_id, tenant_id=tenant_id, event_id=event_id).select_related("event").first()
     if order is None or (order.stripe_session_id and order.stripe_session_id != session.get("id")):
         return None
     return order
@@ -149,20 +151,27 @@ def webhook_event_process(*, webhook_event: WebhookEvent) -> WebhookEvent:
             result: Order | ConnectedAccount | None = (
                 account_handler(event=webhook_event.payload) if account_handler else handler(obj) if handler else None
             )
-            status = WebhookEvent.Status.PROCESSED if result is not None else WebhookEvent.Status.IGNORED
-            WebhookEvent.objects.filter(pk=webhook_event.pk).exclude(status=status).update(
-                status=status,
-                processed_at=timezone.now(),
-                error="",
-                tenant_id=result.tenant_id if result is not None else None,
-                order_id=result.pk if isinstance(result, Order) else None,
+            outcome = {
+                "status": WebhookEvent.Status.PROCESSED if result is not None else WebhookEvent.Status.IGNORED,
+                "processed_at": now_as_stored(),
+                "error": "",
+                "tenant_id": result.tenant_id if result is not None else None,
+                "order_id": result.pk if isinstance(result, Order) else None,
+            }
+            stored = (
+                WebhookEvent.objects.filter(pk=webhook_event.pk).exclude(status=outcome["status"]).update(**outcome)
             )
     except Exception as exc:
         WebhookEvent.objects.filter(pk=webhook_event.pk).exclude(status=WebhookEvent.Status.PROCESSED).update(
             status=WebhookEvent.Status.FAILED, error=f"{type(exc).__name__}: {exc}"
         )
         raise
-    webhook_event.refresh_from_db()
+    if stored:  # the row is as this call left it: no need to read it back
+        for name, value in outcome.items():
+            setattr(webhook_event, name, value)
+        webhook_event.attempts += 1
+    else:  # another delivery of the same event finished it first
+        webhook_event.refresh_from_db()
     return webhook_event
 
 

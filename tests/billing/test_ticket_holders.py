@@ -10,7 +10,7 @@ from django.urls import reverse
 from billing import services
 from billing.models import Order, Ticket
 from billing.selectors import order_holder
-from billing.services import CheckoutItem, CheckoutRequest
+from billing.services import CheckoutItem, CheckoutRequest, holders
 from billing.services.holders import order_holder_link
 from events.selectors import event_list
 from eventsaas.models import AuditLog
@@ -142,6 +142,47 @@ def test_the_holder_key_is_unique_per_event_so_a_racing_insert_reads_the_winner(
 
     assert loser.pk == winner.pk
     assert Guest.objects.filter(event=concert).count() == 1
+
+
+def test_a_ticket_voided_before_the_first_payments_holder_is_linked_still_counts(concert, general, pay, monkeypatch):
+    """The first payment stores the holder coming for every new ticket, then links the tickets. A ticket
+    voided in between finds no guest to correct (not linked yet): the count after linking must."""
+    real_create = holders.guests_services.guest_ticket_holder_create
+
+    def create_then_void(**kwargs):
+        created = real_create(**kwargs)
+        (ticket, *_rest) = Ticket.objects.filter(event_id=concert.pk, guest__isnull=True).order_by("seat")
+        assert services.ticket_void(ticket=ticket) is True  # no holder to follow yet
+        return created
+
+    monkeypatch.setattr(holders.guests_services, "guest_ticket_holder_create", create_then_void)
+    order = pay(concert, general, 3)
+
+    guest = holder_of(order)
+    assert (guest.status, guest.num_guests) == (Guest.Status.COMING, 2)
+    assert Ticket.objects.filter(order=order, guest=guest).count() == 3
+    entries = AuditLog.objects.filter(action="rsvp.coming", object_id=guest.pk).order_by("created_at")
+    assert [(e.data["num_guests"], e.data["reason"]) for e in entries] == [(3, "issued"), (2, "issued")]
+
+
+def test_the_first_payments_holder_insert_that_loses_to_another_reads_the_winner_and_follows_the_tickets(
+    concert, general, pay, monkeypatch
+):
+    """Only the delivery that made the order paid inserts the holder without looking; should a guest with the
+    key exist anyway, the insert fails on the constraint and that guest is linked and made to follow."""
+    real_create = holders.guests_services.guest_ticket_holder_create
+
+    def another_first(**kwargs):
+        real_create(**{**kwargs, "full_name": "Someone Else", "coming": 0})
+        return real_create(**kwargs)
+
+    monkeypatch.setattr(holders.guests_services, "guest_ticket_holder_create", another_first)
+    order = pay(concert, general, 2)
+
+    guest = holder_of(order)
+    assert (guest.last_name, guest.status, guest.num_guests) == ("Else", Guest.Status.COMING, 2)
+    assert Ticket.objects.filter(order=order, guest=guest).count() == 2
+    assert AuditLog.objects.filter(action="guest.created", object_id=guest.pk).count() == 1
 
 
 def test_a_one_word_name_is_the_first_and_the_last_name(concert, general, pay):

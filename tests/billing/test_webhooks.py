@@ -12,6 +12,8 @@ from django.test.utils import CaptureQueriesContext
 from billing import services
 from billing.models import LedgerEntry, Order, Ticket, WebhookEvent
 from billing.services import orders, webhooks
+from eventsaas.models import AuditLog
+from guests.models import Guest
 from tests.billing.conftest import (
     STANDARD_PRICE,
     VIP_PRICE,
@@ -96,10 +98,36 @@ def test_processing_a_payment_reads_nothing_it_already_has(fake_stripe, order, s
 
     assert fresh(order).status == Order.Status.PAID
     assert statements(queries, "SELECT", main_table="events_event") == []
-    # the seats already issued, then the holder's valid tickets counted before and after its answer is written
-    assert len(statements(queries, "SELECT", main_table="billing_ticket")) == 3
-    # the holder found by its key (none yet), then read before each write of its answer
-    assert len(statements(queries, "SELECT", main_table="guests_guest")) == 3
+    # The order read once (with its event): its first payment moves it from pending to paid in one write,
+    # with the payment intent and the ledger's totals.
+    assert len(statements(queries, "SELECT", main_table="billing_order")) == 1
+    assert len(statements(queries, "UPDATE", main_table="billing_order")) == 1
+    # No seats looked for (a first payment has no tickets yet); the holder's valid tickets counted once, after
+    # they were linked to it.
+    assert len(statements(queries, "SELECT", main_table="billing_ticket")) == 1
+    # The holder inserted already coming for its tickets, never read and never written again.
+    assert statements(queries, "SELECT", main_table="guests_guest") == []
+    assert statements(queries, "UPDATE", main_table="guests_guest") == []
+    # Nor the event row read back at the end.
+    assert statements(queries, "SELECT", main_table="billing_webhookevent") == []
+    holder = Guest.objects.get(holder_key=f"order:{order.pk}")
+    assert (holder.status, holder.num_guests, holder.expected_guests, holder.answered_by_kind) == (
+        Guest.Status.COMING,
+        3,
+        3,
+        Guest.AnsweredBy.TICKETS,
+    )
+    history = dict(AuditLog.objects.filter(object_id=holder.pk).values_list("action", "data"))
+    assert sorted(history) == ["guest.created", "rsvp.coming"]
+    assert history["rsvp.coming"] == {
+        "answered_by": "tickets",
+        "status": "coming",
+        "num_guests": 3,
+        "previous_status": "pending",
+        "previous_num_guests": 0,
+        "via": "tickets",
+        "reason": "issued",
+    }
 
 
 # --- Refused deliveries change nothing --------------------------------------------------------------
