@@ -204,8 +204,17 @@ def event_verify(*, payload: bytes, signature: str) -> dict:
     secret = webhook_secret()
     if not secret:
         raise stripe.SignatureVerificationError("Payments are not configured.", signature)
-    event = stripe.Webhook.construct_event(payload, signature, secret, tolerance=settings.STRIPE_WEBHOOK_TOLERANCE)
-    return event.to_dict()
+    return _verified_event(payload, signature, secret)
+
+
+def _verified_event(payload: bytes, signature: str, secret: str) -> dict:
+    """The SDK's signature check (as `stripe.Webhook.construct_event` makes it), then the JSON as a dict:
+    we store and read the event as a dict, so the SDK's object built from it would only be turned back."""
+    stripe.WebhookSignature.verify_header(payload, signature, secret, settings.STRIPE_WEBHOOK_TOLERANCE)
+    event = json.loads(payload)
+    if not isinstance(event, dict):
+        raise ValueError("A Stripe event is a JSON object.")
+    return event
 
 
 def signature_header(payload: bytes, secret: str, timestamp: int | None = None) -> str:
@@ -271,8 +280,7 @@ def connect_event_verify(*, payload: bytes, signature: str) -> dict:
     secret = connect_webhook_secret()
     if not secret:
         raise stripe.SignatureVerificationError("Connect webhooks are not configured.", signature)
-    event = stripe.Webhook.construct_event(payload, signature, secret, tolerance=settings.STRIPE_WEBHOOK_TOLERANCE)
-    return event.to_dict()
+    return _verified_event(payload, signature, secret)
 
 
 def connected_account_create(*, tenant_id, replacing: str = "") -> dict:

@@ -5,7 +5,7 @@ back and the part of the fee given back with it (billing/services/fees.py). The 
 """
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q, Sum
+from django.db.models import F
 from django.db.models.functions import Greatest
 
 from billing.models import LedgerEntry, Order
@@ -35,11 +35,12 @@ def ledger_book(*, order: Order, kind: str, amount: int, currency: str, stripe_o
 
 
 def ledger_totals(order: Order) -> tuple[int, int]:
-    sums = LedgerEntry.objects.filter(order_id=order.pk).aggregate(
-        paid=Sum("amount", filter=Q(kind=LedgerEntry.Kind.PAYMENT), default=0),
-        refunded=Sum("amount", filter=Q(kind=LedgerEntry.Kind.REFUND), default=0),
-    )
-    return sums["paid"], sums["refunded"]
+    """(paid, refunded) booked for the order. Its few entries are summed here: Django builds an aggregate
+    query at about twice the cost of this plain read, on every payment's path (bench/ticket_rush.py)."""
+    totals = {LedgerEntry.Kind.PAYMENT: 0, LedgerEntry.Kind.REFUND: 0}
+    for kind, amount in LedgerEntry.objects.filter(order_id=order.pk).values_list("kind", "amount"):
+        totals[kind] += amount
+    return totals[LedgerEntry.Kind.PAYMENT], totals[LedgerEntry.Kind.REFUND]
 
 
 def order_amounts_sync(order: Order) -> None:

@@ -11,6 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from billing import services
 from billing.models import LedgerEntry, Order, Ticket, WebhookEvent
+from billing.payments import signature_header
 from billing.services import orders, webhooks
 from eventsaas.models import AuditLog
 from guests.models import Guest
@@ -147,6 +148,9 @@ def _refusals(fake_stripe, body: bytes) -> list[tuple[str, bytes, str]]:
         ("garbage header", body, "t=abc,v1=xyz"),
         ("not JSON", b"{not json", fake_stripe.sign(b"{not json", STRIPE_WEBHOOK_SECRET)),
         ("JSON without an id", b"{}", fake_stripe.sign(b"{}", STRIPE_WEBHOOK_SECRET)),
+        ("JSON, not an object", b'["evt_1"]', fake_stripe.sign(b'["evt_1"]', STRIPE_WEBHOOK_SECRET)),
+        ("JSON string", b'"evt_1"', fake_stripe.sign(b'"evt_1"', STRIPE_WEBHOOK_SECRET)),
+        ("signed, not UTF-8", b'{"id": "\xff"}', signature_header(b'{"id": "\xff"}', STRIPE_WEBHOOK_SECRET)),
     ]
 
 
