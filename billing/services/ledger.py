@@ -37,7 +37,7 @@ def ledger_book(*, order: Order, kind: str, amount: int, currency: str, stripe_o
 def ledger_totals(order: Order) -> tuple[int, int]:
     """(paid, refunded) booked for the order. Its few entries are summed here: Django builds an aggregate
     query at about twice the cost of this plain read, on every payment's path (bench/ticket_rush.py)."""
-    totals = {LedgerEntry.Kind.PAYMENT: 0, LedgerEntry.Kind.REFUND: 0}
+    totals: dict[str, int] = {LedgerEntry.Kind.PAYMENT: 0, LedgerEntry.Kind.REFUND: 0}
     for kind, amount in LedgerEntry.objects.filter(order_id=order.pk).values_list("kind", "amount"):
         totals[kind] += amount
     return totals[LedgerEntry.Kind.PAYMENT], totals[LedgerEntry.Kind.REFUND]
