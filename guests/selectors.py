@@ -21,16 +21,18 @@ HAS_DIETARY = ~Q(dietary="")
 
 # Built once: Django resolves copies of them for each query, and an expression keeps what it worked out
 # about itself (its identity, for hashing), which was most of the aggregate's Python time when rebuilt per call.
+# COUNT(*) where Django allows it (no filter), else COUNT(status): a column the filters read anyway, where
+# COUNT(id) made PostgreSQL read every row's uuid for nothing (about 5 % of the scan, bench/dashboard.py).
 _HEADLINE_AGGREGATES: dict[str, Aggregate | Func] = {
-    "invited": Count("pk"),
-    "coming": Count("pk", filter=COMING),
-    "declined": Count("pk", filter=Q(status=Guest.Status.DECLINED)),
-    "pending": Count("pk", filter=Q(status=Guest.Status.PENDING)),
-    "never_logged_in": Count("pk", filter=Q(last_login_at__isnull=True)),
-    "invitations_sent": Count("pk", filter=Q(invited_at__isnull=False)),
+    "invited": Count("*"),
+    "coming": Count("status", filter=COMING),
+    "declined": Count("status", filter=Q(status=Guest.Status.DECLINED)),
+    "pending": Count("status", filter=Q(status=Guest.Status.PENDING)),
+    "never_logged_in": Count("status", filter=Q(last_login_at__isnull=True)),
+    "invitations_sent": Count("status", filter=Q(invited_at__isnull=False)),
     "head_count": Coalesce(Sum("num_guests", filter=COMING), 0),
     "expected_head_count": Coalesce(Sum("expected_guests"), 0),
-    "dietary_needs": Count("pk", filter=COMING & HAS_DIETARY),
+    "dietary_needs": Count("status", filter=COMING & HAS_DIETARY),
 }
 
 
