@@ -41,6 +41,7 @@ from events import services as events_services
 from events.models import TicketType
 from eventsaas.db import atomic
 from eventsaas.models import AuditLog
+from guests.models import Guest
 from tests.factories import TicketTypeFactory
 from tests.support.backends import WRITE_CONFLICT
 
@@ -227,6 +228,11 @@ def test_simultaneous_deliveries_of_one_payment_book_it_once_and_issue_tickets_o
     ticket_type.refresh_from_db()
     assert (ticket_type.sold, ticket_type.reserved) == (3, 0)
     assert len(mailoutbox) == 1
+    # One holder, coming for the three seats and holding them, whichever delivery made the order paid.
+    (holder,) = Guest.objects.filter(event_id=ticketed_event.pk, holder_key=f"order:{order.pk}")
+    assert (holder.status, holder.num_guests) == (Guest.Status.COMING, 3)
+    assert set(Ticket.objects.filter(order_id=order.pk).values_list("guest_id", flat=True)) == {holder.pk}
+    assert AuditLog.objects.filter(action="guest.created", object_id=holder.pk).count() == 1
 
 
 def test_tickets_are_issued_once_while_another_delivery_holds_them_in_an_open_transaction(ticketed_event, monkeypatch):
