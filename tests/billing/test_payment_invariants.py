@@ -16,18 +16,14 @@ After every step, from the rows:
 4. every order that was paid has exactly one ticket holder, holding every ticket, coming for as many people as
    it holds valid tickets (declined with none), with one "guest.created" in its history.
 
-Same settings profiles as tests/billing/test_waitlist_invariants.py (`ci` by default, `deep` on demand). A control
+The suite's machine settings (tests/support/machines.py: `ci` by default, `deep` on demand). A control
 runs the machine with a first payment that forgets to sell its held seats and asserts that the checker catches it.
 """
 
-import os
-
 from django.core.exceptions import ValidationError
-from django.db import transaction
-from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.extra.django import TestCase
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
+from hypothesis.stateful import invariant, precondition, rule, run_state_machine_as_test
 
 from billing import services
 from billing.models import LedgerEntry, Order, Ticket, WebhookEvent
@@ -35,31 +31,13 @@ from billing.services import orders as orders_services
 from events.models import TicketType
 from eventsaas.models import AuditLog
 from guests.models import Guest
-from tenants.models import Role
 from tests.billing.conftest import buy
-from tests.factories import MembershipFactory, TenantFactory, TicketedEventFactory, TicketTypeFactory
-from tests.support.backends import ON_MONGODB, tasks_left_queued
+from tests.billing.machines import TicketedEventMachine
+from tests.factories import TicketTypeFactory
+from tests.support.backends import ON_MONGODB
+from tests.support.machines import PROFILE, control_settings, machine_settings
 
-CI_EXAMPLES = 15 if ON_MONGODB else 30
-PROFILES = {
-    "ci": settings(
-        max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", CI_EXAMPLES)),
-        stateful_step_count=25,
-        deadline=None,
-        derandomize=True,
-        database=None,
-        print_blob=True,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-    ),
-    "deep": settings(
-        max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", 1000)),
-        stateful_step_count=50,
-        deadline=None,
-        print_blob=True,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-    ),
-}
-PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+MACHINE = machine_settings(ci_examples=15 if ON_MONGODB else 30, steps=25, deep_steps=50)
 PRICE = 2500
 NEVER_PAID = {Order.Status.PENDING, Order.Status.EXPIRED, Order.Status.CANCELLED}
 PAID_ONCE = (Order.Status.PAID, Order.Status.PARTIALLY_REFUNDED, Order.Status.REFUNDED)
@@ -69,27 +47,15 @@ class Stats:
     examples = first_payments = late_payments = refunds = voids = 0
 
 
-class PaymentMachine(RuleBasedStateMachine):
+class PaymentMachine(TicketedEventMachine):
     def __init__(self):
         super().__init__()
-        self._savepoint = transaction.atomic()
-        self._savepoint.__enter__()
-        self._queued = tasks_left_queued()
-        self._queued.__enter__()
         Stats.examples += 1
-        tenant = TenantFactory()
-        self.owner = MembershipFactory(tenant=tenant, role=Role.OWNER).user
-        self.event = TicketedEventFactory(tenant=tenant)
         self.ticket_type = TicketTypeFactory(event=self.event, price=PRICE, capacity=6, max_per_order=3)
         self.buyers = 0
         # Two orders waiting for their payment from the start.
         for quantity in (1, 2):
             self.checkout(quantity)
-
-    def teardown(self):
-        self._queued.__exit__(None, None, None)
-        transaction.set_rollback(True)
-        self._savepoint.__exit__(None, None, None)
 
     # --- helpers ---------------------------------------------------------------------------------------
 
@@ -245,27 +211,18 @@ class PaymentInvariantsTest(TestCase):
     def test_the_books_seats_tickets_and_holders_always_add_up(self):
         Stats.examples = Stats.first_payments = Stats.late_payments = Stats.refunds = Stats.voids = 0
 
-        run_machine(PROFILES[PROFILE])
+        run_machine(MACHINE)
 
         print(
             f"\nHypothesis profile {PROFILE!r}: {Stats.examples} examples, {Stats.first_payments} first payments, "
             f"{Stats.late_payments} late payments, {Stats.refunds} refunds, {Stats.voids} voids"
         )
-        assert Stats.examples >= PROFILES[PROFILE].max_examples
+        assert Stats.examples >= MACHINE.max_examples
         # The machine reaches the interesting states, not only refusals and no-ops.
         assert Stats.first_payments > 0 and Stats.late_payments > 0 and Stats.refunds > 0 and Stats.voids > 0
 
 
-CONTROL = settings(
-    max_examples=100,
-    stateful_step_count=25,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    phases=[Phase.explicit, Phase.generate],  # no shrinking: only whether it is found matters here
-    report_multiple_bugs=False,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
+CONTROL = control_settings(examples=100, steps=25)
 
 
 class BrokenRuleControlTest(TestCase):

@@ -13,51 +13,30 @@ so SQLite, PostgreSQL and MongoDB walk the same sequences. After every step, fro
 4. nobody is skipped: everyone holding an offer joined the line before everyone still waiting;
 5. the public cannot buy past the line: while someone waits, a public checkout of the type is refused.
 
-Same settings profiles as tests/rsvp/test_household_invariants.py (`ci` by default, `deep` on demand). A control
+The suite's machine settings (tests/support/machines.py: `ci` by default, `deep` on demand). A control
 runs the machine with offers that forget to hold their seat and asserts that the checker catches it.
 """
 
 import datetime as dt
-import os
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.utils import timezone
-from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.extra.django import TestCase
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
+from hypothesis.stateful import invariant, rule, run_state_machine_as_test
 
 from billing import services
 from billing.models import Order, Ticket, WaitlistEntry
 from billing.services import waitlist as waitlist_services
 from events import services as events_services
 from eventsaas.models import AuditLog
-from tenants.models import Role
 from tests.billing.conftest import buy
-from tests.factories import MembershipFactory, TenantFactory, TicketedEventFactory, TicketTypeFactory
-from tests.support.backends import ON_MONGODB, tasks_left_queued
+from tests.billing.machines import TicketedEventMachine
+from tests.factories import TicketTypeFactory
+from tests.support.backends import ON_MONGODB
+from tests.support.machines import PROFILE, control_settings, machine_settings
 
-CI_EXAMPLES = 20 if ON_MONGODB else 40
-PROFILES = {
-    "ci": settings(
-        max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", CI_EXAMPLES)),
-        stateful_step_count=30,
-        deadline=None,
-        derandomize=True,
-        database=None,
-        print_blob=True,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-    ),
-    "deep": settings(
-        max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", 1000)),
-        stateful_step_count=60,
-        deadline=None,
-        print_blob=True,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-    ),
-}
-PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+MACHINE = machine_settings(ci_examples=20 if ON_MONGODB else 40, steps=30)
 PEOPLE = [f"p{n}@example.com" for n in range(5)]
 LATER = dt.timedelta(days=2)  # past any offer's hold and any order's expiry
 
@@ -66,17 +45,10 @@ class Stats:
     examples = offers = claims = refused_public = 0
 
 
-class WaitlistMachine(RuleBasedStateMachine):
+class WaitlistMachine(TicketedEventMachine):
     def __init__(self):
         super().__init__()
-        self._savepoint = transaction.atomic()
-        self._savepoint.__enter__()
-        self._queued = tasks_left_queued()
-        self._queued.__enter__()
         Stats.examples += 1
-        tenant = TenantFactory()
-        self.owner = MembershipFactory(tenant=tenant, role=Role.OWNER).user
-        self.event = TicketedEventFactory(tenant=tenant)
         self.ticket_type = TicketTypeFactory(event=self.event, price=2500, capacity=2, max_per_order=10)
         # Sold out from the start, by two pending orders that can each free a seat.
         for n in range(2):
@@ -84,9 +56,7 @@ class WaitlistMachine(RuleBasedStateMachine):
 
     def teardown(self):
         Stats.offers += AuditLog.objects.filter(tenant_id=self.event.tenant_id, action="waitlist.offered").count()
-        self._queued.__exit__(None, None, None)
-        transaction.set_rollback(True)
-        self._savepoint.__exit__(None, None, None)
+        super().teardown()
 
     # --- helpers ---------------------------------------------------------------------------------------
 
@@ -218,27 +188,18 @@ class WaitlistInvariantsTest(TestCase):
     def test_the_waitlists_seats_always_add_up(self):
         Stats.examples = Stats.offers = Stats.claims = Stats.refused_public = 0
 
-        run_machine(PROFILES[PROFILE])
+        run_machine(MACHINE)
 
         print(
             f"\nHypothesis profile {PROFILE!r}: {Stats.examples} examples, {Stats.offers} offers, "
             f"{Stats.claims} claims, {Stats.refused_public} public checkouts refused for the line"
         )
-        assert Stats.examples >= PROFILES[PROFILE].max_examples
+        assert Stats.examples >= MACHINE.max_examples
         # The machine reaches the interesting states, not only refusals.
         assert Stats.offers > 0 and Stats.claims > 0 and Stats.refused_public > 0
 
 
-CONTROL = settings(
-    max_examples=200,
-    stateful_step_count=30,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    phases=[Phase.explicit, Phase.generate],  # no shrinking: only whether it is found matters here
-    report_multiple_bugs=False,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
+CONTROL = control_settings(examples=200, steps=30)
 
 
 class BrokenRuleControlTest(TestCase):

@@ -9,14 +9,13 @@ version, or a deadline that passed unseen, shows here as a stale page. A control
 the versions' changes lost and asserts that the checker finds the stale page.
 """
 
-import os
 import re
 from unittest import mock
 
 import pytest
 from django.core.cache import caches
 from django.test import Client
-from hypothesis import HealthCheck, Phase, seed, settings
+from hypothesis import seed
 from hypothesis.extra.django import TestCase
 from hypothesis.stateful import invariant, run_state_machine_as_test
 
@@ -26,20 +25,12 @@ from rsvp import guest_page_cache
 from rsvp.views import SESSION_CODE, SESSION_GUEST
 from tests.rsvp.test_household_invariants import HouseholdMachine, Step
 from tests.support.backends import ON_MONGODB
+from tests.support.machines import control_settings, machine_settings
 
 ANSWER_URL = "/rsvp/answer/"
 TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="[^"]*"')
 # Each step opens every guest's page twice (kept, then rendered): fewer examples than the household machine's.
-EXAMPLES = int(os.environ.get("HYPOTHESIS_EXAMPLES", 4 if ON_MONGODB else 20))
-MACHINE_SETTINGS = settings(
-    max_examples=EXAMPLES,
-    stateful_step_count=15,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
+MACHINE_SETTINGS = machine_settings(ci_examples=4 if ON_MONGODB else 20, steps=15)
 
 
 def page_html(client: Client) -> tuple[int, str]:
@@ -86,17 +77,13 @@ class GuestPageInvariantsTest(TestCase):
             run_state_machine_as_test(GuestPageMachine, settings=MACHINE_SETTINGS)
 
         print(f"\n{served_from_memory.call_count} guest pages served from memory and found fresh")
-        assert served_from_memory.call_count > EXAMPLES * 10  # the check compared kept pages, not only renders
+        # The check compared kept pages, not only renders.
+        assert served_from_memory.call_count > MACHINE_SETTINGS.max_examples * 10
 
 
 # The control: the versions' changes are lost, as if no write told anyone. The checker must see a stale page.
 ControlMachine = seed(7)(type("GuestPageControlMachine", (GuestPageMachine,), {}))
-CONTROL = settings(
-    MACHINE_SETTINGS,
-    max_examples=100,
-    phases=[Phase.explicit, Phase.generate],
-    report_multiple_bugs=False,
-)
+CONTROL = control_settings(examples=100, steps=15)
 
 
 @pytest.mark.skipif(ON_MONGODB, reason="the control checks the checker; the SQL passes run it")

@@ -22,7 +22,7 @@ step it checks, from the rows themselves:
    the current one, equals a fresh read (and stays kept from one step to the next, so a write
    that did not change the event's version would show here as a stale household).
 
-The number of examples comes from a settings profile: `ci` (the default: fixed,
+The number of examples comes from a settings profile (tests/support/machines.py): `ci` (the default: fixed,
 derandomized, the suite's run: 60 machines on SQL databases, 12 on the MongoDB
 pass) or `deep` (HYPOTHESIS_PROFILE=deep: a larger,
 random search; README, "Tests"). Three controls run the same machine against a
@@ -35,7 +35,6 @@ on MongoDB, which has no rollback, each example's collections are emptied.
 """
 
 import datetime as dt
-import os
 import uuid
 from dataclasses import dataclass, field
 from unittest import mock
@@ -44,7 +43,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
-from hypothesis import HealthCheck, Phase, seed, settings
+from hypothesis import seed
 from hypothesis import strategies as st
 from hypothesis.extra.django import TestCase
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
@@ -62,31 +61,14 @@ from rsvp.services import HouseholdAnswer, MemberChoice
 from tenants.models import Role
 from tests.factories import EventFactory, MembershipFactory, TenantFactory
 from tests.support.backends import ON_MONGODB
+from tests.support.machines import PROFILE, control_settings, machine_settings
 
 # The MongoDB pass runs a smaller fixed sample: there every query goes to the wire-protocol test
 # server (a Python process), and 60 machines took about a quarter of the pass. The rules and the
 # compare-and-set are the same code on every backend; the SQL passes run the full sample.
 CI_EXAMPLES = 12 if ON_MONGODB else 60
 
-settings.register_profile(
-    "ci",
-    max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", CI_EXAMPLES)),
-    stateful_step_count=25,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
-settings.register_profile(
-    "deep",
-    max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", 2000)),
-    stateful_step_count=60,
-    deadline=None,
-    print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
-PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+MACHINE = machine_settings(ci_examples=CI_EXAMPLES, steps=25, deep_examples=2000)
 
 GUEST_STEPS = {"answer_one_number", "answer_per_member", "ask_for_a_change"}
 ANSWER_STEPS = GUEST_STEPS | {"organizer_records"}
@@ -468,28 +450,19 @@ class HouseholdInvariantsTest(TestCase):
     def test_household_answers_always_add_up(self):
         Stats.examples = Stats.steps = Stats.saved_answers = Stats.refused = 0
 
-        run_machine(settings(settings.get_profile(PROFILE)))
+        run_machine(MACHINE)
 
         print(
             f"\nHypothesis profile {PROFILE!r}: {Stats.examples} examples, {Stats.steps} steps, "
             f"{Stats.saved_answers} saved, {Stats.refused} refused by the rules"
         )
-        assert Stats.examples >= settings.get_profile(PROFILE).max_examples
+        assert Stats.examples >= MACHINE.max_examples
         assert Stats.saved_answers > Stats.examples  # the machine answers, not only gets refused
 
 
 # --- controls: the checker must catch a broken rule --------------------------------------------------------
 
-CONTROL = settings(
-    max_examples=300,
-    stateful_step_count=25,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    phases=[Phase.explicit, Phase.generate],  # no shrinking: only whether it is found matters here
-    report_multiple_bugs=False,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
+CONTROL = control_settings(examples=300, steps=25)
 
 
 # The controls run a fixed seed (hypothesis.seed on a subclass, which stateful tests honour): a derandomized run
