@@ -93,12 +93,19 @@ def order_payment_record(*, order: Order, payment_intent_id: str, amount: int, c
         stripe_object_id=payment_intent_id,
         fee=order_fee_taken(order, charged=amount),
     )
-    if _pending_order_pay(order, payment_intent_id=payment_intent_id, amount=amount, currency=currency):
-        tickets_issue(order=order, first=True)
+    first = _pending_order_pay(order, payment_intent_id=payment_intent_id, amount=amount, currency=currency)
+    settled = first or _payment_settle(order, payment_intent_id=payment_intent_id, amount=amount, currency=currency)
+    if settled and order.is_paid:
+        tickets_issue(order=order, first=first)
         refunds_apply(order)
         enqueue_on_commit(_confirmation_task(), order_id=str(order.pk))
-        return order
-    # Any other case (a redelivery, a late or mismatched payment, a race lost): each step re-reads what it needs.
+    return order
+
+
+def _payment_settle(order: Order, *, payment_intent_id: str, amount: int, currency: str) -> bool:
+    """Any payment but the usual first one (a redelivery, a late or mismatched payment, a race lost): each step
+    re-reads what it needs, and `order` is read again with its event. False for a mismatched amount: flagged
+    for the organizer, no tickets."""
     if not order.stripe_payment_intent_id:
         Order.objects.filter(pk=order.pk, stripe_payment_intent_id="").update(
             stripe_payment_intent_id=payment_intent_id
@@ -111,12 +118,11 @@ def order_payment_record(*, order: Order, payment_intent_id: str, amount: int, c
     if amount != order.total or currency != order.currency:
         _mismatch_flag(order, amount=amount, currency=currency)
         order.refresh_from_db()
-        return order
+        return False
 
     if order.status == Order.Status.PENDING:
         if Order.objects.filter(pk=order.pk, status=Order.Status.PENDING).update(status=Order.Status.PAID, paid_at=now):
-            for line in order.lines:
-                events_services.seats_sell_reserved(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+            _held_seats_sell(order)
             _paid_audit(order, late=False)
         else:
             # Closed (sweep, expiry event) since the read above, or paid by another delivery: read it again.
@@ -126,11 +132,7 @@ def order_payment_record(*, order: Order, payment_intent_id: str, amount: int, c
 
     # With its event: the tickets' holder becomes a guest of it.
     order.refresh_from_db(from_queryset=Order.objects.select_related("event"))
-    if order.is_paid:
-        tickets_issue(order=order)
-        refunds_apply(order)
-        enqueue_on_commit(_confirmation_task(), order_id=str(order.pk))
-    return order
+    return True
 
 
 def _pending_order_pay(order: Order, *, payment_intent_id: str, amount: int, currency: str) -> bool:
@@ -161,8 +163,7 @@ def _pending_order_pay(order: Order, *, payment_intent_id: str, amount: int, cur
     order.status, order.paid_at = Order.Status.PAID, now
     order.stripe_payment_intent_id = order.stripe_payment_intent_id or payment_intent_id
     order.paid_amount, order.refunded_amount = max(order.paid_amount, paid), max(order.refunded_amount, refunded)
-    for line in order.lines:
-        events_services.seats_sell_reserved(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+    _held_seats_sell(order)
     _paid_audit(order, late=False)
     return True
 
@@ -179,8 +180,7 @@ def order_free_complete(*, order: Order) -> Order:
     if Order.objects.filter(pk=order.pk, status=Order.Status.PENDING).update(
         status=Order.Status.PAID, paid_at=timezone.now()
     ):
-        for line in order.lines:
-            events_services.seats_sell_reserved(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+        _held_seats_sell(order)
         audit_log_record(
             action="order.paid",
             tenant_id=order.tenant_id,
@@ -193,6 +193,12 @@ def order_free_complete(*, order: Order) -> Order:
         tickets_issue(order=order)
         enqueue_on_commit(_confirmation_task(), order_id=str(order.pk))
     return order
+
+
+def _held_seats_sell(order: Order) -> None:
+    """The seats the order held while it was pending become sold (it has just become paid)."""
+    for line in order.lines:
+        events_services.seats_sell_reserved(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
 
 
 def _mismatch_flag(order: Order, *, amount: int, currency: str) -> None:
@@ -336,8 +342,7 @@ def order_review_accept(*, order: Order, acting_user: ActingUser) -> Order:
         status=Order.Status.PAID, paid_at=order.paid_at or timezone.now()
     ):
         raise ValidationError(_("Only an order that needs review can be accepted."))
-    for line in order.lines:
-        events_services.seats_sell_reserved(ticket_type_id=line["ticket_type"], quantity=line["quantity"])
+    _held_seats_sell(order)
     audit_log_record(
         action="order.review_accepted",
         tenant_id=order.tenant_id,
