@@ -97,3 +97,48 @@ def test_a_household_the_guest_api_kept_ends_when_another_process_writes(redis_c
 
     assert household_cache.household_with_hint(**where).guest.status == "declined"
     household_cache.households_forget()
+
+
+def test_the_caches_incr_counts_an_existing_key_in_one_round_trip_and_never_creates_one(redis_cache, monkeypatch):
+    import redis.connection
+
+    backend = caches["default"]
+    backend.set("counted", 5, timeout=300)
+    redis_cache.execute_command("SCRIPT", "FLUSH")  # a restarted Redis has forgotten the script: it is sent again
+    sent = []
+    send = redis.connection.AbstractConnection.send_packed_command
+    monkeypatch.setattr(
+        redis.connection.AbstractConnection,
+        "send_packed_command",
+        lambda self, command, *args, **kwargs: sent.append(command) or send(self, command, *args, **kwargs),
+    )
+
+    assert backend.incr("counted") == 6
+    assert len(sent) == 3  # EVALSHA refused, SCRIPT LOAD, EVALSHA
+    sent.clear()
+    assert backend.incr("counted", 10) == 16
+    assert len(sent) == 1  # Django's own incr takes two (EXISTS, then INCRBY)
+    monkeypatch.undo()
+    assert backend.get("counted") == 16
+    assert 0 < redis_cache.ttl(backend.make_key("counted")) <= 300  # the increment keeps the key's expiry
+
+    with pytest.raises(ValueError, match="not found"):
+        backend.incr("never-set")
+    assert backend.get("never-set") is None  # Django's contract: a missing key is an error, not a new counter
+    assert not redis_cache.exists(backend.make_key("never-set"))
+
+
+def test_the_checkout_rate_limit_is_shared_by_every_web_process(redis_cache, settings):
+    from billing.throttling import checkout_is_throttled
+    from django.test import RequestFactory
+
+    settings.TICKET_CHECKOUT_RATE_PER_CLIENT = "3/h"  # per hour: a minute window could roll over mid-test
+    request = RequestFactory().post("/api/v1/events/x/checkout", REMOTE_ADDR="203.0.113.9")
+    throttled = []
+    for _ in range(5):
+        throttled.append(checkout_is_throttled(request))
+        a_new_process()  # each checkout lands on another web process
+
+    assert throttled == [False, False, False, True, True]
+    other_address = RequestFactory().post("/api/v1/events/x/checkout", REMOTE_ADDR="198.51.100.4")
+    assert checkout_is_throttled(other_address) is False
