@@ -15,7 +15,6 @@ from typing import Any
 from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
 from django.core.cache.backends.redis import RedisCacheClient
 
-
 # Django's incr in one atomic step: a missing key is an error (nil), never created by the increment.
 _INCR_EXISTING = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('INCRBY', KEYS[1], ARGV[1]) end
@@ -46,7 +45,7 @@ class _OneClientPerPool(RedisCacheClient):
             script = self._incr_scripts[id(client)] = client.register_script(_INCR_EXISTING)
         value = script(keys=[key], args=[delta])
         if value is None:
-            raise ValueError("Key '%s' not found." % key)
+            raise ValueError(f"Key '{key}' not found.")
         return value
 
 

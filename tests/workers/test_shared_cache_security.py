@@ -129,8 +129,9 @@ def test_the_caches_incr_counts_an_existing_key_in_one_round_trip_and_never_crea
 
 
 def test_the_checkout_rate_limit_is_shared_by_every_web_process(redis_cache, settings):
-    from billing.throttling import checkout_is_throttled
     from django.test import RequestFactory
+
+    from billing.throttling import checkout_is_throttled
 
     settings.TICKET_CHECKOUT_RATE_PER_CLIENT = "3/h"  # per hour: a minute window could roll over mid-test
     request = RequestFactory().post("/api/v1/events/x/checkout", REMOTE_ADDR="203.0.113.9")
