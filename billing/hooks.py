@@ -5,7 +5,7 @@ Events' dashboard gets the sales (events.hooks); the guest's page gets a ticket 
 """
 
 from billing.qr import qr_svg
-from billing.selectors import guest_tickets, sales_summary, waitlist_held_back_type_ids
+from billing.selectors import guest_tickets, sales_summary, waitlist_waiting_type_ids
 from billing.services import order_page_path
 from billing.services.waitlist import waitlist_seats_freed
 from events.hooks import register_dashboard_section, register_held_back, register_seats_freed
@@ -56,4 +56,4 @@ def register() -> None:
     register_dashboard_section(dashboard_sales)
     register_guest_page_section(guest_page_tickets)
     register_seats_freed(waitlist_seats_freed)
-    register_held_back(waitlist_held_back_type_ids)
+    register_held_back(waitlist_waiting_type_ids)

@@ -443,21 +443,20 @@ def waitlist_entry_for_buyer(*, entry_id: uuid.UUID, token: str) -> WaitlistEntr
     return entry
 
 
-def waitlist_waiting_type_ids(*, ticket_type_ids: Sequence[uuid.UUID | str]) -> set[uuid.UUID]:
+def waitlist_waiting_type_ids(*, ticket_types: Sequence[TicketType]) -> set[uuid.UUID]:
     """Of these types, the ones with people waiting: their free seats are the waitlist's, not the public's.
-    One query however many types (the shop page, and checkout's lines)."""
-    if not ticket_type_ids:
+
+    One query however many types (the shop page, and checkout's lines), and none when no type has ever had
+    a waitlist (`waitlist_started_at`, set before a type's first entry is stored and read with the types).
+    Also events.hooks' held-back provider."""
+    started = [t.pk for t in ticket_types if t.waitlist_started_at is not None]
+    if not started:
         return set()
     return set(
-        WaitlistEntry.objects.filter(
-            ticket_type_id__in=list(ticket_type_ids), status=WaitlistEntry.Status.WAITING
-        ).values_list("ticket_type_id", flat=True)
+        WaitlistEntry.objects.filter(ticket_type_id__in=started, status=WaitlistEntry.Status.WAITING)
+        .order_by()
+        .values_list("ticket_type_id", flat=True)
     )
-
-
-def waitlist_held_back_type_ids(*, ticket_types: Sequence[TicketType]) -> set[uuid.UUID]:
-    """events.hooks' provider: waitlist_waiting_type_ids of these ticket types."""
-    return waitlist_waiting_type_ids(ticket_type_ids=[t.pk for t in ticket_types])
 
 
 def waitlist_list(*, event: Event, ticket_type_id: uuid.UUID | None = None) -> QuerySet[WaitlistEntry]:

@@ -51,7 +51,7 @@ class TicketTypeAdmin(admin.ModelAdmin):
     search_fields = ["name", "event__name", "event__tenant__name"]
     list_select_related = ["event"]
     autocomplete_fields = ["event"]
-    readonly_fields = ["tenant", "sold", "reserved", "remaining", "created_at"]
+    readonly_fields = ["tenant", "sold", "reserved", "remaining", "waitlist_started_at", "created_at"]
     fields = [
         "event",
         "tenant",
@@ -69,6 +69,7 @@ class TicketTypeAdmin(admin.ModelAdmin):
         "access_code",
         "is_active",
         "position",
+        "waitlist_started_at",
         "created_at",
     ]
 

@@ -491,6 +491,19 @@ def seats_unsell(*, ticket_type_id: uuid.UUID, quantity: int) -> bool:
     return bool(TicketType.objects.filter(pk=ticket_type_id, sold__gte=quantity).update(sold=F("sold") - quantity))
 
 
+def ticket_type_waitlist_start(*, ticket_type: TicketType) -> None:
+    """Mark the type as having a waitlist, before its first entry is stored (see TicketType.waitlist_started_at).
+
+    Once: a compare-and-set on the unset mark; the instance gets the stored value either way."""
+    if ticket_type.waitlist_started_at is not None:
+        return
+    now = now_as_stored()
+    if TicketType.objects.filter(pk=ticket_type.pk, waitlist_started_at__isnull=True).update(waitlist_started_at=now):
+        ticket_type.waitlist_started_at = now
+    else:
+        ticket_type.refresh_from_db(fields=["waitlist_started_at"])
+
+
 # --- dates from before the 1900-2200 rule ------------------------------------------------------
 
 # Where a required date outside the range goes: a day inside each end, so it exists in every time

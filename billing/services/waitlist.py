@@ -99,6 +99,8 @@ def waitlist_join(
     if errors:
         raise ValidationError(errors)
 
+    # Before the entry exists: from now on checkout and the shop look for people waiting on this type.
+    events_services.ticket_type_waitlist_start(ticket_type=ticket_type)
     existing = WaitlistEntry.objects.filter(ticket_type_id=ticket_type.pk, email=entry.email).first()
     if existing is None:
         try:

@@ -6,11 +6,15 @@ import re
 import pytest
 from django.core import mail
 from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from billing import notifications, payments, services
 from billing.models import Order, Ticket, WaitlistEntry
 from events import services as events_services
+from events.models import TicketType
 from eventsaas.dates import format_event_datetime
 from tenants.tokens import organizer_token_pair
 from tests.billing.conftest import buy, fresh, seats
@@ -228,6 +232,61 @@ def test_raising_the_capacity_offers_the_new_seats_in_line_order(concert, front_
 
     assert [fresh(e).status for e in entries] == ["offered", "offered", "waiting"]
     assert seats(front_row) == (0, 4)
+
+
+def test_joining_marks_the_type_before_its_first_entry_is_stored_and_the_mark_stays(concert, front_row, monkeypatch):
+    sold_out_with_pending(concert, front_row)
+    assert fresh(front_row).waitlist_started_at is None
+    marked_when_stored = []
+    store = WaitlistEntry.save
+
+    def save(entry, *args, **kwargs):
+        marked_when_stored.append(TicketType.objects.get(pk=entry.ticket_type_id).waitlist_started_at is not None)
+        return store(entry, *args, **kwargs)
+
+    monkeypatch.setattr(WaitlistEntry, "save", save)
+    first = join(concert, front_row, "w0@example.com")
+    started = fresh(front_row).waitlist_started_at
+    services.waitlist_leave(entry=first)  # the line is empty again: the mark stays
+    join(concert, front_row, "w1@example.com")
+
+    assert marked_when_stored == [True, True]
+    assert started is not None and fresh(front_row).waitlist_started_at == started
+
+
+def test_a_type_nobody_ever_waited_for_is_sold_and_listed_without_reading_the_waitlist(concert, front_row):
+    sold_out_with_pending(concert, front_row)
+    join(concert, front_row, "w0@example.com")  # another type's line
+    open_type = TicketTypeFactory(event=concert, name="Standing", price=1000, capacity=10)
+
+    with CaptureQueriesContext(connection) as queries:
+        order = buy(concert, (open_type, 1))
+        listed = APIClient().get(f"/api/v1/events/{concert.pk}/ticket-types")
+
+    assert order.status == "pending" and seats(open_type) == (0, 1)
+    assert {row["name"]: row["remaining"] for row in listed.json()} == {"Front row": 0, "Standing": 9}
+    # The listing asks about Front row's line (it has one, and is sold out anyway); checkout asks nothing.
+    assert len([q for q in queries if "billing_waitlistentry" in q["sql"]]) == 1
+
+
+def test_checkout_past_people_waiting_is_a_409_that_shows_no_seat_left(concert, front_row, owner):
+    sold_out_with_pending(concert, front_row)
+    join(concert, front_row, "w0@example.com")
+    with tasks_left_queued():  # a seat freed with its offer lost: free, but someone waits
+        events_services.ticket_type_update(ticket_type=front_row, acting_user=owner, capacity=3)
+
+    response = APIClient().post(
+        f"/api/v1/events/{concert.pk}/checkout",
+        {
+            "items": [{"ticket_type": str(front_row.pk), "quantity": 1}],
+            "buyer": {"name": "Jumper", "email": "jumper@example.com"},
+        },
+        format="json",
+    )
+
+    assert response.status_code == 409
+    assert response.json()["ticket_types"] == [{"id": str(front_row.pk), "name": "Front row", "remaining": 0}]
+    assert seats(front_row) == (0, 2) and Order.objects.filter(buyer_email="jumper@example.com").count() == 0
 
 
 def test_the_public_shop_cannot_buy_past_people_waiting(client, concert, front_row, run_on_commit, owner):
