@@ -13,8 +13,9 @@ so SQLite, PostgreSQL and MongoDB walk the same sequences. After every step, fro
 4. nobody is skipped: everyone holding an offer joined the line before everyone still waiting;
 5. the public cannot buy past the line: while someone waits, a public checkout of the type is refused.
 
-The suite's machine settings (tests/support/machines.py: `ci` by default, `deep` on demand). A control
-runs the machine with offers that forget to hold their seat and asserts that the checker catches it.
+The suite's machine settings (tests/support/machines.py: `ci` by default, `deep` on demand). Two controls
+run the machine with offers that forget to hold their seat, and with joins that forget to mark their type as
+having a waitlist, and assert that the checker catches each.
 """
 
 import datetime as dt
@@ -218,3 +219,15 @@ class BrokenRuleControlTest(TestCase):
         finally:
             waitlist_services._seat_hold = real
         assert "reserved" in str(caught.exception) or "oversold" in str(caught.exception), caught.exception
+
+    def test_a_join_that_forgets_to_mark_its_type_is_caught(self):
+        """Checkout looks for people waiting only on marked types (TicketType.waitlist_started_at): unmarked,
+        a freed seat goes to the public past the line."""
+        real = waitlist_services.events_services.ticket_type_waitlist_start
+        waitlist_services.events_services.ticket_type_waitlist_start = lambda *, ticket_type: None
+        try:
+            with self.assertRaises(AssertionError) as caught:
+                run_machine(CONTROL)
+        finally:
+            waitlist_services.events_services.ticket_type_waitlist_start = real
+        assert "while someone was waiting" in str(caught.exception), caught.exception
