@@ -324,9 +324,10 @@ class NoEmail:
 def test_expiry_sweep_and_payment_at_the_same_moment_neither_leak_nor_double_release_seats(ticketed_event, monkeypatch):
     """Each round: the sweep, the order's payment, and a second buyer who wants the same two seats.
 
-    Across the rounds the sweep starts later and later, from the payment's start to after the
-    time a payment takes (measured first), so the sweep wins, the payment wins, and the
-    moments in between all happen. Whatever the order, the seats counted on the ticket type
+    Across the rounds the head start moves from the sweep to the payment: the payment starts
+    up to a payment's time (measured first) after the sweep, then the sweep up to that long after
+    the payment, so the sweep wins, the payment wins, and the moments in between all happen,
+    however a loaded machine schedules the threads. Whatever the order, the seats counted on the ticket type
     are exactly those of paid and pending orders, and a payment is never dropped: its order
     is paid, or flagged for a refund when the seats went to the second buyer meanwhile.
     """
@@ -349,18 +350,21 @@ def test_expiry_sweep_and_payment_at_the_same_moment_neither_leak_nor_double_rel
     rounds = []
     for n in range(ROUNDS):
         ticket_type, order, (payload, signature) = new_round(n)
-        sweep_delay = 1.2 * payment_seconds * n / (ROUNDS - 1)
+        # From -1.2 to +1.2 payments: below 0 the payment waits, above 0 the sweep does.
+        head_start = 1.2 * payment_seconds * (2 * n / (ROUNDS - 1) - 1)
+        sweep_waits, payment_waits = max(head_start, 0), max(-head_start, 0)
 
         swept = threading.Event()
 
-        def sweep(delay=sweep_delay, swept=swept):
+        def sweep(delay=sweep_waits, swept=swept):
             time.sleep(delay)
             try:
                 return orders_expire_due(now=later)
             finally:
                 swept.set()
 
-        def pay(payload=payload, signature=signature):
+        def pay(delay=payment_waits, payload=payload, signature=signature):
+            time.sleep(delay)
             return webhook_receive(payload=payload, signature=signature)
 
         def walk_in(ticket_type=ticket_type, n=n, swept=swept):
