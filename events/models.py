@@ -262,6 +262,12 @@ class TicketType(models.Model):
     def is_sold_out(self) -> bool:
         return self.remaining == 0
 
+    def hold_back_for_waitlist(self) -> "TicketType":
+        """The type as the public sees it while people wait for it: its free seats theirs, none left to buy.
+        In memory only, never saved (`reserved` is billing's counter)."""
+        self.reserved = self.capacity - self.sold
+        return self
+
     def is_in_sales_window(self, at=None) -> bool:
         at = at or now()
         return (

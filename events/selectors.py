@@ -66,5 +66,5 @@ def ticket_types_for_sale(*, event: Event, access_code: str = "") -> list[Ticket
     held_back = hooks.held_back_ticket_type_ids(types)
     for ticket_type in types:
         if ticket_type.pk in held_back:
-            ticket_type.reserved = ticket_type.capacity - ticket_type.sold
+            ticket_type.hold_back_for_waitlist()
     return types

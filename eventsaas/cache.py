@@ -26,7 +26,7 @@ class _OneClientPerPool(RedisCacheClient):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._clients: dict[int, Any] = {}
-        self._incr_scripts: dict[int, Any] = {}
+        self._incr_script: Any = None
 
     def get_client(self, key: Any = None, *, write: bool = False) -> Any:
         django_client: Any = self  # its pool helpers are private: django-stubs does not declare them
@@ -39,11 +39,10 @@ class _OneClientPerPool(RedisCacheClient):
 
     def incr(self, key: Any, delta: int) -> int:
         client = self.get_client(key, write=True)
-        script = self._incr_scripts.get(id(client))
-        if script is None:
+        if self._incr_script is None:
             # redis-py's Script sends EVALSHA and loads the script itself when the server lacks it.
-            script = self._incr_scripts[id(client)] = client.register_script(_INCR_EXISTING)
-        value = script(keys=[key], args=[delta])
+            self._incr_script = client.register_script(_INCR_EXISTING)
+        value = self._incr_script(keys=[key], args=[delta], client=client)
         if value is None:
             raise ValueError(f"Key '{key}' not found.")
         return value

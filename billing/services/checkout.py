@@ -164,13 +164,6 @@ def _checkout_lines(*, event: Event, request: CheckoutRequest, at: datetime) -> 
     return _CheckedLines(lines=lines, attendees=attendees, account=account, ticket_types=types)
 
 
-def _none_for_the_public(ticket_type: TicketType) -> TicketType:
-    """The type as the public sees it while people wait: its free seats held back (in memory, as the shop shows
-    it; never saved)."""
-    ticket_type.reserved = ticket_type.capacity - ticket_type.sold
-    return ticket_type
-
-
 def _buyer_clean(request: CheckoutRequest) -> Order:
     """The buyer's name and email checked (field messages); an unsaved Order carrying just those two."""
     buyer = Order(buyer_name=request.buyer_name.strip(), buyer_email=request.buyer_email.strip())
@@ -254,7 +247,7 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
         ticket_types=[checked.ticket_types[line["ticket_type"]] for line in lines]
     )
     if held_back:
-        raise SoldOut([_none_for_the_public(checked.ticket_types[str(type_id)]) for type_id in held_back])
+        raise SoldOut([checked.ticket_types[str(type_id)].hold_back_for_waitlist() for type_id in held_back])
     failed = order_lines_reserve(lines)
     if failed:
         raise SoldOut(list(TicketType.objects.filter(pk__in=failed)))

@@ -5,15 +5,15 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
-from tests.guests.test_migrations import _latest, _migrate
+from tests.support.migrations import latest_migrations, migrate_to
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
 def before_the_mark():
-    yield _migrate([("billing", "0008_waitlist_entry"), ("events", "0005_ticket_type_waitlist_started_at")])
-    _migrate(_latest())
+    yield migrate_to([("billing", "0008_waitlist_entry"), ("events", "0005_ticket_type_waitlist_started_at")])
+    migrate_to(latest_migrations())
 
 
 def test_types_with_waitlist_entries_are_marked_from_their_first_entry(before_the_mark):
@@ -37,7 +37,7 @@ def test_types_with_waitlist_entries_are_marked_from_their_first_entry(before_th
             created_at=first + dt.timedelta(hours=n),
         )  # fmt: skip
 
-    _migrate(_latest())
+    migrate_to(latest_migrations())
 
     from events.models import TicketType as CurrentTicketType
 

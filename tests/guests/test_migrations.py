@@ -8,11 +8,9 @@ other coming member 0), then the real migrations run forward.
 import uuid
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
-from tests.support import mongo_shadow
+from tests.support.migrations import latest_migrations, migrate_to
 
 # billing.0007 and later point at guests (a ticket's guest), so billing steps back too.
 BEFORE = [("guests", "0004_household_answers"), ("rsvp", None), ("billing", "0006_connectedaccount_deauthorized_at")]
@@ -20,34 +18,12 @@ BEFORE = [("guests", "0004_household_answers"), ("rsvp", None), ("billing", "000
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _migrate(targets):
-    earlier = mongo_shadow.take_failures()
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    # The migration machinery introspects and rebuilds tables with SQL of its own; what must have a
-    # MongoDB form is the data migration's ORM queries, which the shadow compiler still checks.
-    mongo_shadow.failures[:] = earlier + [f for f in mongo_shadow.take_failures() if f.kind == "compile"]
-    # The models as of the targets, with every other app as it is now.
-    pinned = {app for app, _name in targets}
-    nodes = [t for t in targets if t[1] is not None]
-    nodes += [leaf for leaf in executor.loader.graph.leaf_nodes() if leaf[0] not in pinned]
-    return executor.loader.project_state(nodes).apps
-
-
-def _latest():
-    earlier = mongo_shadow.take_failures()
-    leaves = MigrationExecutor(connection).loader.graph.leaf_nodes()
-    mongo_shadow.failures[:] = earlier
-    return leaves
-
-
 @pytest.fixture
 def old_rows():
     """Migrate back to before the data migration and write what the old rule wrote; migrate forward after."""
-    apps = _migrate(BEFORE)
+    apps = migrate_to(BEFORE)
     yield apps
-    _migrate(_latest())
+    migrate_to(latest_migrations())
 
 
 def test_legacy_households_are_reconciled_and_keyed(old_rows):
@@ -80,7 +56,7 @@ def test_legacy_households_are_reconciled_and_keyed(old_rows):
     stale = guest("Ana", "Pérez", status="declined", num_guests=4, rsvp_at=answered_at)
     pending = guest("Zoë", "Ñúñez")
 
-    _migrate(_latest())
+    migrate_to(latest_migrations())
 
     from guests.models import Guest as CurrentGuest
 
