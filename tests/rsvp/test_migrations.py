@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from guests.models import Guest
 from rsvp import selectors
-from tests.guests.test_migrations import _latest, _migrate
+from tests.support.migrations import latest_migrations, migrate_to
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -17,7 +17,7 @@ BEFORE = [("guests", "0008_guest_holder_key"), ("rsvp", "0001_change_requests")]
 
 
 def test_guests_who_asked_before_the_flag_existed_get_it_from_their_latest_request():
-    apps = _migrate(BEFORE)
+    apps = migrate_to(BEFORE)
     try:
         Tenant = apps.get_model("tenants", "Tenant")
         Event = apps.get_model("events", "Event")
@@ -39,7 +39,7 @@ def test_guests_who_asked_before_the_flag_existed_get_it_from_their_latest_reque
                 tenant=tenant, event=event, guest=who, proposed={"attending": True}, created_at=at, status=status
             )
     finally:
-        _migrate(_latest())
+        migrate_to(latest_migrations())
 
     flags = dict(Guest.objects.filter(event_id=event.pk).values_list("first_name", "change_requested_at"))
     assert flags == {"Anna": first + dt.timedelta(days=1), "Ben": first, "Cleo": None}
