@@ -73,7 +73,7 @@ def parse_args(argv=None):
         "--recreate", action="store_true", help="drop the PostgreSQL database first if it already exists"
     )
     parser.add_argument("--keep", action="store_true", help="keep the database at the end (prints where it is)")
-    parser.add_argument("--repeat", type=int, default=9, help="timed runs of each aggregate (default 9)")
+    parser.add_argument("--repeat", type=int, default=31, help="timed runs of each aggregate (default 31)")
     parser.add_argument("--page-repeat", type=int, default=9, help="timed requests of each page (default 9)")
     parser.add_argument("--seed", type=int, default=2026, help="random seed of the generated data")
     parser.add_argument("--show-sql", action="store_true", help="print the SQL of the ORM aggregate and the page")
@@ -321,12 +321,27 @@ def compare_aggregates(event, repeat: int):
     orm_numbers, sql_numbers = event_stats(event=event), hand_written_stats(event)  # warm-up (caches, pages)
     run_raw(orm_sql, orm_params)
     times = {"orm": [], "orm_sql": [], "sql": []}
-    for _ in range(repeat):
-        ms, orm_numbers = timed(event_stats, event=event)
-        times["orm"].append(ms)
-        times["orm_sql"].append(timed(run_raw, orm_sql, orm_params)[0])
-        ms, sql_numbers = timed(hand_written_stats, event)
-        times["sql"].append(ms)
+    for run in range(repeat):
+
+        def orm():
+            ms, numbers = timed(event_stats, event=event)
+            times["orm"].append(ms)
+            return numbers
+
+        def orm_raw():
+            times["orm_sql"].append(timed(run_raw, orm_sql, orm_params)[0])
+
+        def sql():
+            ms, numbers = timed(hand_written_stats, event)
+            times["sql"].append(ms)
+            return numbers
+
+        # Every other run in the opposite order, so that whatever the first or last of three gains or loses
+        # (a cache warmed by the one before) falls on each side alike.
+        if run % 2:
+            sql_numbers, _, orm_numbers = sql(), orm_raw(), orm()
+        else:
+            orm_numbers, _, sql_numbers = orm(), orm_raw(), sql()
     return orm_numbers, sql_numbers, times
 
 
@@ -455,7 +470,10 @@ def run(args, database, started) -> int:
             f"{statistics.median(orm_times) / statistics.median(sql_times):8.2f}x",
         ],
     ]
+    # The host's noise moves both sides of a run together; the ratio within each run cancels most of it.
+    paired = statistics.median(o / s for o, s in zip(orm_times, sql_times, strict=True))
     print(table(["", "best ms", "median ms"], rows))
+    print(f"  ratio ORM / SQL within each run, median of {args.repeat}: {paired:.2f}x")
     print(table(["number", "ORM", "SQL"], [[k, orm_numbers[k], sql_numbers.get(k)] for k in orm_numbers]))
     print(f"  identical numbers: {'yes' if same else 'NO'}")
     if args.show_sql:
