@@ -235,15 +235,16 @@ def sales_summary(*, event: Event) -> SalesSummary:
     )
 
 
-def connected_account_for_charges(*, tenant_id: uuid.UUID) -> ConnectedAccount | None:
-    """The organization's connected account if it can take charges now (paid orders go there), else None.
+def account_id_for_charges(*, tenant_id: uuid.UUID) -> str | None:
+    """The Stripe id of the organization's connected account if it can take charges now (paid orders go
+    there), else None. Only the id, unordered: checkout reads it on every order (one account per organization).
 
     With real Stripe keys a simulated account (test-payment mode's) never takes charges: Stripe does not know it.
     """
     accounts = ConnectedAccount.objects.filter(tenant_id=tenant_id, charges_enabled=True, deauthorized_at__isnull=True)
     if settings.STRIPE_SECRET_KEY:
         accounts = accounts.filter(is_test=False)
-    return accounts.first()
+    return next(iter(accounts.order_by().values_list("stripe_account_id", flat=True)[:1]), None)
 
 
 def connected_account_get(*, tenant: Tenant) -> ConnectedAccount | None:
@@ -254,7 +255,7 @@ def connected_account_get(*, tenant: Tenant) -> ConnectedAccount | None:
 def paid_sales_blocked(*, event: Event) -> bool:
     """The event has paid ticket types but its organization cannot take charges yet (no usable Stripe account)."""
     has_paid = TicketType.objects.filter(tenant_id=event.tenant_id, event_id=event.pk, price__gt=0).exists()
-    return has_paid and connected_account_for_charges(tenant_id=event.tenant_id) is None
+    return has_paid and account_id_for_charges(tenant_id=event.tenant_id) is None
 
 
 # --- Earnings (the organizer's money: gross, platform fee, net, refunds) ---------------------------------------------

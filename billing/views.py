@@ -158,7 +158,7 @@ def _shop_page(request, event, language, *, waitlist_form: WaitlistJoinForm | No
     form = attempt.form
     # Paid types wait for the organization's Stripe account to take charges; free ones sell meanwhile.
     awaiting_payments = any(t.price > 0 for t in form.ticket_types) and (
-        selectors.connected_account_for_charges(tenant_id=event.tenant_id) is None
+        selectors.account_id_for_charges(tenant_id=event.tenant_id) is None
     )
     for ticket_type in form.ticket_types:
         # With payments off only free types can be chosen (free registration needs no payment).

@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from billing import payments, selectors
-from billing.models import ConnectedAccount, Order, WaitlistEntry
+from billing.models import Order, WaitlistEntry
 from billing.services.fees import application_fee_for, platform_fee_rate
 from billing.services.orders import order_close, order_free_complete
 from billing.services.seats import order_lines_reserve
@@ -68,7 +68,7 @@ class _CheckedLines:
 
     lines: list[dict[str, Any]]
     attendees: list[dict[str, str]]
-    account: ConnectedAccount | None  # the account paid lines are charged to; None when all are free
+    account_id: str | None  # the Stripe account paid lines are charged to; None when all are free
     ticket_types: dict[str, TicketType]  # by id, as read
 
     def sold_out_when_read(self) -> list[TicketType]:
@@ -106,12 +106,12 @@ def _checkout_lines(*, event: Event, request: CheckoutRequest, at: datetime) -> 
     # Paid tickets go on sale once the organization's Stripe account can take charges; free ones always can.
     # Read once: the order goes to the account that was checked. Not read when no paid type asked for had
     # the seats when read: that checkout is answered sold out whatever the account (a rush's late buyers).
-    account = (
-        selectors.connected_account_for_charges(tenant_id=event.tenant_id)
+    account_id = (
+        selectors.account_id_for_charges(tenant_id=event.tenant_id)
         if any(t.price > 0 and t.remaining >= wanted[type_id] for type_id, t in types.items())
         else None
     )
-    takes_charges = account is not None
+    takes_charges = account_id is not None
     for type_id, quantity in wanted.items():
         ticket_type = types.get(type_id)
         hidden = ticket_type is None or (
@@ -161,7 +161,7 @@ def _checkout_lines(*, event: Event, request: CheckoutRequest, at: datetime) -> 
     for line in lines:
         for _seat in range(line["quantity"]):
             attendees.append({"ticket_type": line["ticket_type"], "name": names[len(attendees)] if names else ""})
-    return _CheckedLines(lines=lines, attendees=attendees, account=account, ticket_types=types)
+    return _CheckedLines(lines=lines, attendees=attendees, account_id=account_id, ticket_types=types)
 
 
 def _buyer_clean(request: CheckoutRequest) -> Order:
@@ -252,7 +252,7 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
     if failed:
         raise SoldOut(list(TicketType.objects.filter(pk__in=failed)))
     order = _order_build(
-        event=event, request=request, lines=lines, attendees=checked.attendees, account=checked.account,
+        event=event, request=request, lines=lines, attendees=checked.attendees, account_id=checked.account_id,
         buyer=buyer, answers=answers, at=now,
     )  # fmt: skip
     return _order_open(order=order, event=event, lines=lines, success_url=success_url, cancel_url=cancel_url)
@@ -286,7 +286,7 @@ def checkout_start_from_offer(
     answers = events_services.event_answers_clean(event=event, answers=request.answers)
     # No sold-out check: the offer holds its seat (counted in `reserved`).
     order = _order_build(
-        event=event, request=request, lines=lines, attendees=checked.attendees, account=checked.account,
+        event=event, request=request, lines=lines, attendees=checked.attendees, account_id=checked.account_id,
         buyer=buyer, answers=answers, at=now,
     )  # fmt: skip
     if not waitlist_claim(entry=entry, token=token, order_id=order.pk):
@@ -317,7 +317,7 @@ def _order_build(
     request: CheckoutRequest,
     lines: list[dict[str, Any]],
     attendees: list[dict[str, str]],
-    account: ConnectedAccount | None,
+    account_id: str | None,
     buyer: Order,
     answers: dict[str, Any],
     at: datetime,
@@ -327,7 +327,7 @@ def _order_build(
     total = sum(line["quantity"] * line["unit_price"] for line in lines)
     # Fixed now, for the order's life: the destination of the charge and the platform's fee on it. Without
     # an account that can take charges the platform keeps the whole charge, and takes no fee of its own.
-    account = account if total else None  # a free order has no destination
+    account_id = account_id if total else None  # a free order has no destination
     return Order(
         tenant_id=event.tenant_id,
         event_id=event.pk,
@@ -339,8 +339,10 @@ def _order_build(
         answers=answers,
         total=total,
         currency=lines[0]["currency"],
-        stripe_account_id=account.stripe_account_id if account else "",
-        application_fee=application_fee_for(total=total, rate=platform_fee_rate(tenant=event.tenant)) if account else 0,
+        stripe_account_id=account_id or "",
+        application_fee=(
+            application_fee_for(total=total, rate=platform_fee_rate(tenant=event.tenant)) if account_id else 0
+        ),
         # A free registration takes no payment, real or test.
         is_test=payments.payment_mode() == "test" and total > 0,
         language=request.language,
