@@ -8,6 +8,7 @@ transaction commits, i.e. inside django_capture_on_commit_callbacks(execute=True
 # The organizer fixtures are imported; test arguments name them (ruff cannot tell).
 # ruff: noqa: F811
 
+import json
 import uuid
 
 import pytest
@@ -167,6 +168,21 @@ def test_checkout_of_a_sold_out_type_names_it_and_reserves_nothing(concert, stal
     assert response.json()["ticket_types"] == [{"id": str(balcony.pk), "name": "Balcony", "remaining": 1}]
     assert seats(stalls) == (0, 0) and seats(balcony) == (4, 0)
     assert not Order.objects.exists()
+
+
+def test_checkout_answers_are_what_their_documented_serializers_give(concert, stalls):
+    """The 201 and the 409 are built as plain dicts (a hot path); the schema documents them by serializers."""
+    from billing.apis import CheckoutApi, SoldOutTicketTypeSerializer
+
+    balcony = TicketTypeFactory(event=concert, name="Balcony", capacity=5, sold=4)
+    started = checkout(concert, (stalls, 2))
+    refused = checkout(concert, (balcony, 2))
+
+    order = Order.objects.get(pk=started.json()["order_id"])
+    assert started.status_code == 201 and refused.status_code == 409
+    assert started.json() == json.loads(json.dumps(CheckoutApi.OutputSerializer(order).data))
+    assert started.json()["expires_at"] is not None
+    assert refused.json()["ticket_types"] == SoldOutTicketTypeSerializer([balcony], many=True).data
 
 
 @pytest.mark.parametrize(
