@@ -43,11 +43,17 @@ def _headline_aggregates() -> dict[str, Aggregate]:
 
 
 def _headline_numbers(row: dict[str, Any]) -> dict[str, int]:
-    """The dashboard's numbers from a row of _HEADLINE_AGGREGATES (a sum over no guests is None)."""
+    """The dashboard's numbers from a row of _HEADLINE_AGGREGATES."""
     return {
-        **{name: row[name] or 0 for name in ("invited", "coming", "declined", "pending")},
+        "invited": row["invited"],
+        "coming": row["coming"],
+        "declined": row["declined"],
+        "pending": row["pending"],
         "never_logged_in": row["invited"] - row["logged_in"],
-        **{name: row[name] or 0 for name in ("invitations_sent", "head_count", "expected_head_count", "dietary_needs")},
+        "invitations_sent": row["invitations_sent"],
+        "head_count": row["head_count"] or 0,  # a sum over no guests is None
+        "expected_head_count": row["expected_head_count"] or 0,
+        "dietary_needs": row["dietary_needs"],
     }
 
 
