@@ -321,21 +321,21 @@ def compare_aggregates(event, repeat: int):
     orm_numbers, sql_numbers = event_stats(event=event), hand_written_stats(event)  # warm-up (caches, pages)
     run_raw(orm_sql, orm_params)
     times = {"orm": [], "orm_sql": [], "sql": []}
+
+    def orm():
+        ms, numbers = timed(event_stats, event=event)
+        times["orm"].append(ms)
+        return numbers
+
+    def orm_raw():
+        times["orm_sql"].append(timed(run_raw, orm_sql, orm_params)[0])
+
+    def sql():
+        ms, numbers = timed(hand_written_stats, event)
+        times["sql"].append(ms)
+        return numbers
+
     for run in range(repeat):
-
-        def orm():
-            ms, numbers = timed(event_stats, event=event)
-            times["orm"].append(ms)
-            return numbers
-
-        def orm_raw():
-            times["orm_sql"].append(timed(run_raw, orm_sql, orm_params)[0])
-
-        def sql():
-            ms, numbers = timed(hand_written_stats, event)
-            times["sql"].append(ms)
-            return numbers
-
         # Every other run in the opposite order, so that whatever the first or last of three gains or loses
         # (a cache warmed by the one before) falls on each side alike.
         if run % 2:

@@ -15,6 +15,7 @@ import pytest
 
 from billing import payments
 from billing import services as billing_services
+from billing.apis import CheckoutApi, SoldOutTicketTypeSerializer
 from billing.models import ConnectedAccount, LedgerEntry, Order, Ticket
 from events.models import Event, TicketType
 from eventsaas.models import AuditLog
@@ -172,8 +173,6 @@ def test_checkout_of_a_sold_out_type_names_it_and_reserves_nothing(concert, stal
 
 def test_checkout_answers_are_what_their_documented_serializers_give(concert, stalls):
     """The 201 and the 409 are built as plain dicts (a hot path); the schema documents them by serializers."""
-    from billing.apis import CheckoutApi, SoldOutTicketTypeSerializer
-
     balcony = TicketTypeFactory(event=concert, name="Balcony", capacity=5, sold=4)
     started = checkout(concert, (stalls, 2))
     refused = checkout(concert, (balcony, 2))
