@@ -141,16 +141,20 @@ else:
         "default": dj_database_url.parse(
             DATABASE_URL,
             conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
-            # A kept connection is checked (one SELECT 1) before its first use in a request, so a database
-            # restart costs a reconnect rather than the next request's 500 (docs/deployment.md, "Database").
+            # A kept connection is checked before its first use in a request, so a database restart costs a
+            # reconnect rather than the next request's 500 (docs/deployment.md, "Database").
             conn_health_checks=env_bool("DB_CONN_HEALTH_CHECKS", True),
         )
     }
     DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool("DB_SERVER_SIDE_BINDING", False):
-        # psycopg 3 binds parameters on the server and prepares a query after 5 runs on one connection;
-        # measured in bench/guest_http.py; not behind a transaction-pooling PgBouncer older than 1.21.
-        DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        # Django's backend, whose health check asks the server only when the connection's socket says that
+        # something happened (eventsaas/db_backends/postgresql/base.py).
+        DATABASES["default"]["ENGINE"] = "eventsaas.db_backends.postgresql"
+        if env_bool("DB_SERVER_SIDE_BINDING", False):
+            # psycopg 3 binds parameters on the server and prepares a query after 5 runs on one connection;
+            # measured in bench/guest_http.py; not behind a transaction-pooling PgBouncer older than 1.21.
+            DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The embedded default serves many threads and a worker at once (docs/deployment.md, "Embedded default"):
     DATABASES["default"].setdefault("OPTIONS", {}).update(

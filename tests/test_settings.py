@@ -87,7 +87,7 @@ def test_development_defaults_are_safe_and_embedded():
 
 def test_database_url_selects_postgresql():
     result = load_settings({"DATABASE_URL": "postgres://u@127.0.0.1:5432/x"})
-    assert result.stdout.split()[-1] == "django.db.backends.postgresql"
+    assert result.stdout.split()[-1] == "eventsaas.db_backends.postgresql"
 
 
 def test_malformed_boolean_is_a_clear_error():
