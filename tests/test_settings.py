@@ -1,6 +1,8 @@
 """Production mode refuses unsafe configuration; development defaults are safe."""
 
 import os
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -287,3 +289,23 @@ def test_a_negative_shop_page_time_stops_the_start():
     result = load_settings({"SHOP_PAGE_CACHE_SECONDS": "-1"})
     assert result.returncode != 0
     assert "SHOP_PAGE_CACHE_SECONDS" in result.stderr
+
+
+def test_the_dockerfiles_collectstatic_step_passes_the_production_checks():
+    """The image is built with DJANGO_ENV=production (its ENV line) and collectstatic loads the settings with
+    throwaway values: each production check must be satisfied there, or `docker build` stops at that step."""
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    image_env = {}
+    for line in re.findall(r"^ENV (.+)$", dockerfile, re.MULTILINE):
+        image_env.update(item.split("=", 1) for item in shlex.split(line))
+    step = re.search(r"^RUN ((?:.*\\\n)*.*manage\.py collectstatic.*)$", dockerfile, re.MULTILINE)
+    assert step is not None and image_env["DJANGO_ENV"] == "production"
+    command = step.group(1).replace("\\\n", " ") + " --dry-run"  # as written, but copying nothing
+    clean = {k: v for k, v in os.environ.items() if k in {"HOME", "LANG"}}
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # `python` is this interpreter
+
+    result = subprocess.run(
+        ["bash", "-c", command], cwd=ROOT, env={**clean, **image_env, "PATH": path}, capture_output=True, text=True
+    )
+
+    assert result.returncode == 0, result.stderr
