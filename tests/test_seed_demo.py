@@ -6,7 +6,7 @@ from io import StringIO
 from urllib.parse import urlsplit
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from billing.models import ConnectedAccount
 from events.models import Event, TicketType
@@ -171,3 +171,17 @@ def test_the_demo_organization_has_a_simulated_account_that_takes_charges(client
     page = client.get(urlsplit(data["ticketed_event"]["shop_url"]).path).content.decode()
     assert 'data-testid="paid-not-on-sale"' not in page
     assert all(f'name="qty_{t["id"]}"' in page for t in data["ticketed_event"]["ticket_types"])
+
+
+@pytest.mark.django_db
+def test_seed_demo_refuses_a_production_installation_unless_told_it_is_a_throwaway(settings):
+    """Its passwords are public (in the README and its own output), a superuser's among them."""
+    settings.IS_PRODUCTION = True
+
+    with pytest.raises(CommandError, match="--allow-production"):
+        call_command("seed_demo", "--json", stdout=StringIO())
+    assert not User.objects.exists() and not Tenant.objects.exists()
+
+    out = StringIO()
+    call_command("seed_demo", "--json", "--allow-production", stdout=out)
+    assert User.objects.filter(email=json.loads(out.getvalue())["organizer"]["email"]).exists()

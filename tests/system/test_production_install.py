@@ -235,7 +235,9 @@ def run_deployment(deployment: Deployment, stripe: FakeStripe):
     for step in (("migrate", "--noinput"), ("collectstatic", "--noinput")):
         result = deployment.manage(*step)
         assert result.returncode == 0, result.stdout + result.stderr
-    demo = json.loads(deployment.manage("seed_demo", "--json").stdout)
+    refused = deployment.manage("seed_demo", "--json")
+    assert refused.returncode != 0 and "--allow-production" in refused.stderr
+    demo = json.loads(deployment.manage("seed_demo", "--json", "--allow-production").stdout)
 
     deployment.start("web", "gunicorn", "--config", "gunicorn.conf.py", "--bind", f"127.0.0.1:{deployment.port}")
     # --quiet: no banner, so every line is JSON (docker-compose.yml runs them the same way).

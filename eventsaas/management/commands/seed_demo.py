@@ -7,8 +7,9 @@ import random
 import zoneinfo
 from datetime import timedelta
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
@@ -97,8 +98,20 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--json", action="store_true", help="Print the logins as JSON for scripts and tests.")
+        parser.add_argument(
+            "--allow-production",
+            action="store_true",
+            help="Seed even with DJANGO_ENV=production: only for a throwaway installation (the passwords are public).",
+        )
 
     def handle(self, *args, **options):
+        if settings.IS_PRODUCTION and not options["allow_production"]:
+            # The demo's logins, a superuser among them, are printed here and in the README: on a real
+            # installation they would be open doors.
+            raise CommandError(
+                "seed_demo creates accounts whose passwords are public (a superuser among them), so it does not run "
+                "with DJANGO_ENV=production. For a throwaway installation pass --allow-production."
+            )
         with transaction.atomic():
             organizer = self._user(ORGANIZER_EMAIL, ORGANIZER_PASSWORD, first_name="Dana", last_name="Demo")
             self._user(STAFF_EMAIL, STAFF_PASSWORD, is_staff=True, is_superuser=True, first_name="Sam")
