@@ -5,6 +5,7 @@ Each test opens a connection of its own (a second `DatabaseWrapper` for the test
 the server leaves the test's own connection alone.
 """
 
+import select
 import time
 from unittest import mock
 
@@ -100,4 +101,16 @@ def test_a_connection_inside_a_transaction_is_left_to_djangos_select_1(kept):
 
 def test_a_closed_connection_is_not_usable(kept):
     kept.connection.close()
+    assert kept.is_usable() is False
+
+
+def test_without_poll_the_look_at_the_socket_is_select(kept, server_side, monkeypatch):
+    """Windows has no poll(): the same answers through select()."""
+    monkeypatch.delattr(select, "poll")
+    with mock.patch.object(django_postgresql.DatabaseWrapper, "is_usable", side_effect=AssertionError("asked")):
+        assert kept.is_usable() is True
+    with server_side.cursor() as cursor:
+        cursor.execute("SELECT pg_terminate_backend(%s)", [kept.connection.info.backend_pid])
+    _wait_for_input(kept)
+
     assert kept.is_usable() is False

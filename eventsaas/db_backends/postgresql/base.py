@@ -31,7 +31,9 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
 
 def _has_input(fd: int) -> bool:
-    """Whether the server sent anything (or closed the stream) that nobody has read: poll, not wait."""
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    return bool(poller.poll(0))
+    """Whether the server sent anything (or closed the stream) that nobody has read: a look, not a wait."""
+    if hasattr(select, "poll"):  # select() cannot watch a descriptor numbered above 1023; poll() can
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(0))
+    return bool(select.select([fd], [], [], 0)[0])  # Windows: no poll(), and a socket is not a small number
