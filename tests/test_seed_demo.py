@@ -182,6 +182,11 @@ def test_seed_demo_refuses_a_production_installation_unless_told_it_is_a_throwaw
         call_command("seed_demo", "--json", stdout=StringIO())
     assert not User.objects.exists() and not Tenant.objects.exists()
 
+    settings.SITE_URL = "https://events.example.com"
     out = StringIO()
     call_command("seed_demo", "--json", "--allow-production", stdout=out)
-    assert User.objects.filter(email=json.loads(out.getvalue())["organizer"]["email"]).exists()
+    data = json.loads(out.getvalue())
+    assert User.objects.filter(email=data["organizer"]["email"]).exists()
+    # Its links are the installation's, not this machine's loopback.
+    assert data["url"] == "https://events.example.com"
+    assert data["ticketed_event"]["shop_url"].startswith("https://events.example.com/e/")

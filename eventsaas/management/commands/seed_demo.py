@@ -133,7 +133,8 @@ class Command(BaseCommand):
 
         guests = list(Guest.objects.for_event(event).order_by("last_name", "first_name"))
         logins = self._featured_logins(guests)
-        url = f"http://127.0.0.1:{os.environ.get('PORT', '8000')}"
+        # Where this process serves (bin/run's PORT); a production installation is reached at its SITE_URL.
+        url = settings.SITE_URL if settings.IS_PRODUCTION else f"http://127.0.0.1:{os.environ.get('PORT', '8000')}"
         shop_url = url + reverse("billing:shop", kwargs={"event_id": concert.pk})
         data = {
             "url": url,
