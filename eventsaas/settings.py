@@ -345,13 +345,16 @@ CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {
 }
 if is_folder_broker(CELERY_BROKER_URL):
     # The embedded default: one folder of message files shared by every process, polled by the
-    # worker every second; the exchange tables live next to it (eventsaas/celery.py creates both).
+    # worker every 0.1 s; the exchange tables live next to it (eventsaas/celery.py creates both).
+    # kombu also waits one interval whenever the worker's processes are all busy (prefetch 1), so the
+    # interval bounds throughput too: at 1 s the worker took two tasks a second, and a rush's hundred
+    # expiry emails held the next expiry sweep back for half a minute (docs/workers.md).
     CELERY_BROKER_TRANSPORT_OPTIONS.update(
         {
             "data_folder_in": str(CELERY_BROKER_FOLDER / "queue"),
             "data_folder_out": str(CELERY_BROKER_FOLDER / "queue"),
             "control_folder": str(CELERY_BROKER_FOLDER / "control"),
-            "polling_interval": 1,
+            "polling_interval": 0.1,
         }
     )
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 3, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
