@@ -43,6 +43,13 @@ def server_side():
     wrapper.close()
 
 
+def _server_ends(kept, server_side) -> None:
+    """What a database restart or failover does to a kept connection: the server ends its session."""
+    with server_side.cursor() as cursor:
+        cursor.execute("SELECT pg_terminate_backend(%s)", [kept.connection.info.backend_pid])
+    _wait_for_input(kept)
+
+
 def _wait_for_input(wrapper) -> None:
     deadline = time.monotonic() + 5
     while not our_postgresql._has_input(wrapper.connection.pgconn.socket) and time.monotonic() < deadline:
@@ -60,10 +67,7 @@ def test_a_connection_in_good_order_is_usable_without_asking_the_server(kept):
 
 def test_a_connection_the_server_ended_is_not_usable_and_the_next_request_reconnects(kept, server_side):
     old_pid = kept.connection.info.backend_pid
-    # What a database restart or failover does to a kept connection: the server ends its session.
-    with server_side.cursor() as cursor:
-        cursor.execute("SELECT pg_terminate_backend(%s)", [old_pid])
-    _wait_for_input(kept)
+    _server_ends(kept, server_side)
 
     assert kept.is_usable() is False
     # What Django does before a request's first query: close it, so that query opens a new one.
@@ -109,8 +113,6 @@ def test_without_poll_the_look_at_the_socket_is_select(kept, server_side, monkey
     monkeypatch.delattr(select, "poll")
     with mock.patch.object(django_postgresql.DatabaseWrapper, "is_usable", side_effect=AssertionError("asked")):
         assert kept.is_usable() is True
-    with server_side.cursor() as cursor:
-        cursor.execute("SELECT pg_terminate_backend(%s)", [kept.connection.info.backend_pid])
-    _wait_for_input(kept)
+    _server_ends(kept, server_side)
 
     assert kept.is_usable() is False
