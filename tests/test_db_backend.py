@@ -6,7 +6,6 @@ the server leaves the test's own connection alone.
 """
 
 import select
-import time
 from unittest import mock
 
 import pytest
@@ -14,6 +13,7 @@ from django.db import connection, connections
 from django.db.backends.postgresql import base as django_postgresql
 
 from eventsaas.db_backends.postgresql import base as our_postgresql
+from tests.support.waiting import wait_for
 
 pytestmark = [
     pytest.mark.django_db,
@@ -51,9 +51,12 @@ def _server_ends(kept, server_side) -> None:
 
 
 def _wait_for_input(wrapper) -> None:
-    deadline = time.monotonic() + 5
-    while not our_postgresql._has_input(wrapper.connection.pgconn.socket) and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(
+        lambda: our_postgresql._has_input(wrapper.connection.pgconn.socket),
+        timeout=5,
+        interval=0.01,
+        what="input on the kept connection's socket",
+    )
 
 
 def test_the_settings_use_this_backend():

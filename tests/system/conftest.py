@@ -13,12 +13,14 @@ import json
 import os
 import random
 import socket
-import time
 import urllib.error
 import urllib.request
+from functools import partial
 from pathlib import Path
 
 import pytest
+
+from tests.support import waiting
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,16 +71,8 @@ def free_port() -> int:
     raise RuntimeError(f"no free port in {ports}")
 
 
-def wait_for(predicate, *, timeout: float, interval: float = 0.5, what: str = ""):
-    """Poll until predicate() is truthy and return it; AssertionError naming `what` after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"still not {what or predicate} after {timeout:.0f} s")
-        time.sleep(interval)
+# HTTP polling of a whole installation: twice a second is often enough.
+wait_for = partial(waiting.wait_for, interval=0.5)
 
 
 def call(method: str, url: str, body=None, *, token: str = "", headers: dict | None = None) -> tuple[int, dict, dict]:

@@ -6,7 +6,6 @@ uses its own Redis database (15, 14, ...), flushed before and after every test.
 """
 
 import os
-import time
 
 import pytest
 import redis
@@ -55,15 +54,3 @@ def celery_worker(redis_client, redis_url, transactional_db):
     with celery_config(broker_url=redis_url, task_always_eager=False, worker_hijack_root_logger=False) as app:
         with start_worker(app, pool="solo", perform_ping_check=False, loglevel="WARNING", shutdown_timeout=20):
             yield app
-
-
-def wait_for(predicate, *, timeout: float = 20, interval: float = 0.1):
-    """Poll until predicate() is truthy; its last value, or an AssertionError after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"still false after {timeout} s: {predicate.__doc__ or predicate}")
-        time.sleep(interval)

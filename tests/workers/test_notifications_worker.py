@@ -15,7 +15,7 @@ from eventsaas.tasks import enqueue_on_commit
 from guests.models import Guest, GuestMessage
 from guests.tasks import guest_invitation_send_task, guest_reminders_send_task
 from tests.factories import EventFactory, GuestFactory
-from tests.workers.conftest import wait_for
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.redis
 

@@ -15,7 +15,7 @@ from guests.models import Guest, GuestActivity
 from guests.tasks import guest_activity_flush_task
 from tests.factories import UserFactory
 from tests.support import tasks
-from tests.workers.conftest import wait_for
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.redis
 

@@ -11,7 +11,7 @@ from billing.models import LedgerEntry, Order, Ticket, WebhookEvent
 from events.models import Event
 from tests.factories import TicketedEventFactory, TicketTypeFactory
 from tests.support.stripe_server import FakeStripe
-from tests.workers.conftest import wait_for
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.redis
 
