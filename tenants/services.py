@@ -11,12 +11,13 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
 from eventsaas.mail import email_subject
 from eventsaas.services import audit_log_record
+from eventsaas.tasks import enqueue_on_commit
 from tenants.models import ActingUser, Invitation, Membership, Role, Tenant, User
 from tenants.token_state import user_token_state_forget, user_tokens_revoke
 
@@ -115,14 +116,29 @@ def email_verification_token(*, user: User) -> str:
 
 
 def email_verification_send(*, user: User, url_builder: UrlBuilder) -> None:
-    """Email the verification link (`url_builder(token)` makes it absolute)."""
+    """Email the verification link (`url_builder(token)` makes it absolute) from a worker, in this language.
+
+    A task, as every email: an SMTP server that is down then delays the email (retried) instead of failing
+    the sign-up, which has already stored the account and its organization."""
+    from tenants.tasks import email_verification_send_task
+
     link = url_builder(email_verification_token(user=user))
+    enqueue_on_commit(
+        email_verification_send_task, user_id=str(user.pk), link=link, language=translation.get_language()
+    )
+
+
+def email_verification_deliver(*, user: User, link: str) -> bool:
+    """Send the verification email now (the task's work); False if the address is verified meanwhile."""
+    if user.is_email_verified:
+        return False
     send_mail(
         subject=email_subject(_("Confirm your email address for eventsaas")),
         message=render_to_string("tenants/email/verify_email.txt", {"user": user, "link": link}),
         from_email=settings.DEFAULT_FROM_EMAIL,
         recipient_list=[user.email],
     )
+    return True
 
 
 def email_verify(*, token: str) -> User | None:
@@ -216,13 +232,30 @@ def invitation_create(
 def _invitation_email_send(
     *, invitation: Invitation, inviter: User, accept_url_builder: Callable[[Invitation], str]
 ) -> None:
-    context = {"invitation": invitation, "accept_url": accept_url_builder(invitation), "inviter": inviter}
+    """Email the invitation from a worker, in this language (a down SMTP server delays it, see above)."""
+    from tenants.tasks import invitation_email_send_task
+
+    enqueue_on_commit(
+        invitation_email_send_task,
+        invitation_id=str(invitation.pk),
+        inviter_id=str(inviter.pk),
+        accept_url=accept_url_builder(invitation),
+        language=translation.get_language(),
+    )
+
+
+def invitation_email_deliver(*, invitation: Invitation, inviter: User | None, accept_url: str) -> bool:
+    """Send the invitation email now (the task's work); False once it was accepted meanwhile."""
+    if invitation.accepted_at is not None:
+        return False
+    context = {"invitation": invitation, "accept_url": accept_url, "inviter": inviter}
     send_mail(
         subject=email_subject(_("You are invited to join %(org)s on eventsaas"), org=invitation.tenant.name),
         message=render_to_string("tenants/email/invitation.txt", context),
         from_email=settings.DEFAULT_FROM_EMAIL,
         recipient_list=[invitation.email],
     )
+    return True
 
 
 def invitation_accept(*, invitation: Invitation, user: User) -> Membership:

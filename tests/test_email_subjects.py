@@ -18,6 +18,7 @@ from tenants import services as tenant_services
 from tenants.models import Membership, Role
 from tests.api.sweep_fixtures import paid_order
 from tests.factories import EventFactory, GuestFactory, MembershipFactory, TicketedEventFactory, TicketTypeFactory
+from tests.support.commits import after_commit
 
 pytestmark = pytest.mark.django_db
 
@@ -89,13 +90,14 @@ def test_the_tickets_email_and_the_attention_email_of_such_an_event_are_sent(
 def test_a_teammate_invitation_of_an_organization_with_a_line_break_in_its_name_is_sent(tenant, owner):
     tenant.name = HOSTILE
     tenant.save()
-    tenant_services.invitation_create(
-        tenant=tenant,
-        email="mate@example.com",
-        role=Role.ADMIN,
-        acting_membership=Membership.objects.get(user=owner),
-        accept_url_builder=lambda invitation: "https://example.com/accept",
-    )
+    with after_commit():
+        tenant_services.invitation_create(
+            tenant=tenant,
+            email="mate@example.com",
+            role=Role.ADMIN,
+            acting_membership=Membership.objects.get(user=owner),
+            accept_url_builder=lambda invitation: "https://example.com/accept",
+        )
     [message] = mail.outbox
     assert_clean(message, body_has="Gala")
 

@@ -27,6 +27,7 @@ from guests.party_import import (
 )
 from tenants.models import Invitation, Membership, Role
 from tests.factories import EventFactory, GuestFactory, MembershipFactory, TenantFactory
+from tests.support.commits import after_commit
 
 FIXTURE = Path(__file__).parent / "fixtures" / "party_guests.json"
 UTC = dt.UTC
@@ -37,15 +38,16 @@ def _documents() -> list[dict]:
 
 
 def _run(event, documents, *, mapping=None, dry_run=False, membership=None):
-    return party_import_run(
-        event=event,
-        documents=documents,
-        previous_mapping=mapping or {},
-        acting_user=membership.user if membership else None,
-        acting_membership=membership,
-        accept_url_builder=lambda invitation: f"https://example.com/accept/{invitation.token}",
-        dry_run=dry_run,
-    )
+    with after_commit():  # teammates' invitation emails
+        return party_import_run(
+            event=event,
+            documents=documents,
+            previous_mapping=mapping or {},
+            acting_user=membership.user if membership else None,
+            acting_membership=membership,
+            accept_url_builder=lambda invitation: f"https://example.com/accept/{invitation.token}",
+            dry_run=dry_run,
+        )
 
 
 def _mapping_of(report) -> dict[str, uuid.UUID]:

@@ -7,6 +7,7 @@ refused with a message that says what to do, on the pages and in the API.
 
 import re
 from datetime import timedelta
+from unittest import mock
 
 import pytest
 from django.core import mail
@@ -14,13 +15,15 @@ from django.urls import reverse
 from django.utils import timezone
 
 from events.models import Event
-from eventsaas.models import AuditLog
+from eventsaas.models import AuditLog, FailedTask
+from eventsaas.tasks import task_by_name
 from guests import notifications
 from guests.models import Guest
 from tenants.models import Tenant, User
 from tenants.services import email_verification_token
 from tenants.tokens import organizer_token_pair
 from tests.factories import EventFactory, GuestFactory, TicketedEventFactory, TicketTypeFactory
+from tests.support.commits import after_commit
 
 pytestmark = pytest.mark.django_db
 
@@ -29,9 +32,10 @@ STRONG_PASSWORD = "velvet-otter-juggles-42"
 
 
 def sign_up(client, email="new@example.com"):
-    response = client.post(
-        reverse("signup"), {"organization_name": "Fresh Org", "email": email, "password": STRONG_PASSWORD}
-    )
+    with after_commit():
+        response = client.post(
+            reverse("signup"), {"organization_name": "Fresh Org", "email": email, "password": STRONG_PASSWORD}
+        )
     assert response.status_code == 302
     return User.objects.get(email=email), Tenant.objects.get(name="Fresh Org")
 
@@ -101,7 +105,8 @@ def test_the_link_works_logged_out_and_bad_expired_or_outdated_links_do_not(clie
 
 def test_the_link_can_be_sent_again_a_few_times(client, unverified):
     user, *_ = unverified
-    answers = [client.post(reverse("tenants:email_verification_resend")).status_code for _ in range(4)]
+    with after_commit():
+        answers = [client.post(reverse("tenants:email_verification_resend")).status_code for _ in range(4)]
 
     assert answers == [302] * 4
     assert len(mail.outbox) == 3  # VERIFICATION_EMAIL_RATE_PER_USER: 3 an hour
@@ -249,3 +254,18 @@ def test_accounts_from_before_verification_existed_keep_working():
     old.refresh_from_db()
     old_org.refresh_from_db()
     assert old.is_email_verified and old_org.is_verified
+
+
+def test_a_mail_server_that_is_down_delays_the_email_and_does_not_fail_the_sign_up(client):
+    """The account and organization are stored either way: a 500 would leave them, and "this email exists"."""
+    refused = ConnectionRefusedError(111, "Connection refused")
+    with mock.patch.object(mail.EmailMessage, "send", side_effect=refused) as send:
+        user, tenant = sign_up(client)  # a 302 to the organization's events
+
+    assert send.called and mail.outbox == []
+    failed = FailedTask.objects.get(task_name="tenants.email_verification_send")
+    assert "Connection refused" in failed.error
+
+    task_by_name(failed.task_name).apply(kwargs=failed.kwargs)  # the mail server is back: retried
+    [message] = mail.outbox
+    assert message.to == [user.email] and verification_link(message)

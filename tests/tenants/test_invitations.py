@@ -2,6 +2,7 @@
 
 import re
 from datetime import timedelta
+from unittest import mock
 
 import pytest
 from django.contrib.auth import SESSION_KEY
@@ -10,11 +11,13 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
 from django.utils import timezone
 
-from eventsaas.models import AuditLog
+from eventsaas.models import AuditLog, FailedTask
+from eventsaas.tasks import task_by_name
 from tenants import services
 from tenants.models import Invitation, Membership, Role, User
 from tests.conftest import PASSWORD
 from tests.factories import MembershipFactory, TenantFactory, UserFactory
+from tests.support.commits import after_commit
 
 pytestmark = pytest.mark.django_db
 
@@ -39,7 +42,8 @@ def org_url(tenant):
 
 @pytest.mark.parametrize("role", [Role.ADMIN, Role.VIEWER])
 def test_owner_invites_teammate_by_email_with_accept_link(owner_client, tenant, owner, role):
-    response = owner_client.post(team_url(tenant), {"email": "Teammate@Example.com", "role": role})
+    with after_commit():
+        response = owner_client.post(team_url(tenant), {"email": "Teammate@Example.com", "role": role})
 
     assert response.status_code == 302
     assert response.url == team_url(tenant)
@@ -140,7 +144,8 @@ def test_accepting_as_new_person_creates_account_and_membership_with_invited_rol
 
 
 def test_full_invite_flow_from_the_email_link(owner_client, client, tenant):
-    owner_client.post(team_url(tenant), {"email": "friend@example.com", "role": Role.VIEWER})
+    with after_commit():
+        owner_client.post(team_url(tenant), {"email": "friend@example.com", "role": Role.VIEWER})
     owner_client.logout()
     link = ACCEPT_LINK.search(mail.outbox[0].body).group(1)
 
@@ -388,3 +393,17 @@ def test_login_link_on_invitation_page_returns_to_the_invitation(client, tenant,
     client.post(response.url)
 
     assert Membership.objects.filter(tenant=tenant, user=user, role=Role.ADMIN).exists()
+
+
+def test_a_mail_server_that_is_down_delays_the_invitation_and_does_not_fail_the_page(owner_client, tenant):
+    refused = ConnectionRefusedError(111, "Connection refused")
+    with mock.patch.object(mail.EmailMessage, "send", side_effect=refused), after_commit():
+        response = owner_client.post(team_url(tenant), {"email": "mate@example.com", "role": Role.ADMIN})
+
+    assert response.status_code == 302 and mail.outbox == []
+    invitation = Invitation.objects.get(tenant=tenant, email="mate@example.com")
+    failed = FailedTask.objects.get(task_name="tenants.invitation_email_send")
+
+    task_by_name(failed.task_name).apply(kwargs=failed.kwargs)  # the mail server is back: retried
+    [message] = mail.outbox
+    assert message.to == ["mate@example.com"] and invitation.token in message.body

@@ -15,6 +15,7 @@ from tenants import services
 from tenants.models import Invitation, Membership, Role
 from tests.api.test_token_revocation import assert_revoked, create_guest, log_in
 from tests.factories import EventFactory, MembershipFactory, TenantFactory
+from tests.support.commits import after_commit
 
 pytestmark = pytest.mark.django_db
 
@@ -64,7 +65,8 @@ def test_team_action_permission_matrix(tenant, team, role, action):
     url, data = ACTIONS[action](tenant, team)
     audit_before = AuditLog.objects.count()
 
-    response = _client(actor).post(url, data)
+    with after_commit():
+        response = _client(actor).post(url, data)
 
     if role == Role.OWNER:
         assert response.status_code == 302
@@ -130,7 +132,8 @@ def test_resend_extends_an_expired_invitation_and_sends_the_same_link(tenant, te
     invitation.expires_at = timezone.now() - timedelta(days=1)
     invitation.save()
 
-    _client(team["owner"]).post(ACTIONS["resend"](tenant, team)[0])
+    with after_commit():
+        _client(team["owner"]).post(ACTIONS["resend"](tenant, team)[0])
 
     invitation.refresh_from_db()
     assert invitation.is_usable()
