@@ -32,3 +32,6 @@ urlpatterns = [
     path("", include("billing.urls")),
     path("", include("billing.organizer_urls")),
 ]
+
+handler404 = "eventsaas.views.page_not_found"
+handler500 = "eventsaas.views.server_error"

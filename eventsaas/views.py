@@ -4,8 +4,10 @@ from datetime import timedelta
 from email.utils import parseaddr
 
 from django.conf import settings
-from django.http import HttpResponse
+from django.http import HttpResponse, JsonResponse
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.views import defaults
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET
 
@@ -30,3 +32,26 @@ def security_txt(request):
     if settings.SECURITY_POLICY_URL:
         lines.append(f"Policy: {settings.SECURITY_POLICY_URL}")
     return HttpResponse("\n".join(lines) + "\n", content_type="text/plain; charset=utf-8")
+
+
+# --- errors outside the API's views --------------------------------------------------------------
+# DRF answers the API's errors as JSON (eventsaas.api.exception_handler), but a path that matches no view (a bad
+# id in the path fails its converter) or an error outside a view reaches Django's handlers, which render HTML.
+# The API's clients get the same JSON envelope there too.
+
+
+def _is_api(request) -> bool:
+    return request.path.startswith("/api/")
+
+
+def page_not_found(request, exception):
+    if _is_api(request):
+        return JsonResponse({"code": "not_found", "detail": _("Not found.")}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error(request):
+    if _is_api(request):
+        detail = _("Something went wrong on our side; it has been logged. Try again later.")
+        return JsonResponse({"code": "server_error", "detail": detail}, status=500)
+    return defaults.server_error(request)
