@@ -6,10 +6,10 @@ COPY requirements.txt .
 # The lock alone, every file checked against its hash (README "Dependencies").
 RUN pip install --no-cache-dir --require-hashes -r requirements.txt
 COPY . .
-# collectstatic needs settings but no database; the key and the sender are throwaways for this step only
-# (production settings refuse to load without them: eventsaas/settings.py).
+# collectstatic needs settings but no database; the key, the sender and the address are throwaways for this step
+# only (production settings refuse to load without them: eventsaas/settings.py).
 RUN SECRET_KEY=build-only-$(python -c "import secrets;print(secrets.token_urlsafe(48))") ALLOWED_HOSTS=build \
-    DEFAULT_FROM_EMAIL=build-only@example.org python manage.py collectstatic --noinput
+    DEFAULT_FROM_EMAIL=build-only@example.org SITE_URL=https://build.invalid python manage.py collectstatic --noinput
 RUN useradd --system --uid 1000 app && chown -R app /app
 USER app
 EXPOSE 8000

@@ -2,8 +2,9 @@
 
 - `GET /healthz`: the process is up and answering (liveness). Touches nothing else.
 - `GET /readyz`: this process can serve traffic (readiness): the database answers, every migration on disk
-  is applied, and the broker accepts connections when one is configured. 200 when all pass, 503 otherwise;
-  the body names each check and whether it passed, never the error (it is logged).
+  is applied, the broker accepts connections when one is configured, the static files' manifest is there when
+  the pages need one (production: `collectstatic` has run) and the API's signing key loads. 200 when all pass,
+  503 otherwise; the body names each check and whether it passed, never the error (it is logged).
 
 They are answered by a middleware ahead of the others, so a probe needs no Host header from ALLOWED_HOSTS,
 is not redirected to HTTPS, opens no session and writes nothing.
@@ -70,6 +71,22 @@ def check_broker() -> None:
         connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=2)
 
 
+def check_static_files() -> None:
+    """With hashed names (production), every page links files through collectstatic's manifest: without it
+    each page, the error page too, fails. Read by this process at start, so a later collectstatic needs a restart."""
+    from django.contrib.staticfiles.storage import ManifestFilesMixin, staticfiles_storage
+
+    if isinstance(staticfiles_storage, ManifestFilesMixin):
+        staticfiles_storage.stored_name("img/favicon.svg")  # ValueError without the manifest (or the file)
+
+
+def check_signing_key() -> None:
+    """The API signs tokens and publishes its JWKS with it (production: JWT_PRIVATE_KEY_FILES, readable)."""
+    from tenants.keys import keyring
+
+    keyring()
+
+
 def broker_configured() -> bool:
     from eventsaas.celery import app
 
@@ -80,6 +97,7 @@ def readiness() -> dict[str, str]:
     checks = {"database": check_database, "migrations": check_migrations}
     if broker_configured():
         checks["broker"] = check_broker
+    checks.update(static_files=check_static_files, signing_key=check_signing_key)
     results = {}
     for name, check in checks.items():
         try:

@@ -6,6 +6,7 @@ refuses to start with an unsafe configuration.
 """
 
 import logging
+import re
 from datetime import timedelta
 from email.utils import getaddresses
 from pathlib import Path
@@ -379,7 +380,10 @@ if ACTIVITY_SEND_INTERVAL_MS < 0:
 ACTIVITY_RETENTION_DAYS = env_int("ACTIVITY_RETENTION_DAYS", 180)
 
 # Notifications (guests/notifications.py): links in emails start with SITE_URL.
-SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+SITE_URL = env_str("SITE_URL", "" if IS_PRODUCTION else "http://127.0.0.1:8000").rstrip("/")
+if IS_PRODUCTION and not re.fullmatch(r"https?://[^/\s]+(/\S*)?", SITE_URL):
+    # Without it every guest's invitation and every buyer's tickets link to this machine's loopback address.
+    raise ImproperlyConfigured("SITE_URL must be the site's public address, e.g. https://events.example.com")
 REMINDER_DAYS_BEFORE_DEADLINE = env_int("REMINDER_DAYS_BEFORE_DEADLINE", 3)
 
 # Static schedule (django-celery-beat needs SQL tables). Every job is safe to run

@@ -1,6 +1,9 @@
-"""/healthz says the process answers; /readyz says it can serve: database, migrations, broker (503 otherwise)."""
+"""/healthz says the process answers; /readyz says it can serve: database, migrations, broker, static files, signing
+key (503 otherwise)."""
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.core.management import call_command
 from django.db import OperationalError
 from django.db.migrations.migration import Migration
 
@@ -8,6 +11,8 @@ from eventsaas import health
 from tests.support.celery import celery_config
 
 pytestmark = pytest.mark.django_db
+
+ALL_OK = {"static_files": "ok", "signing_key": "ok"}
 
 
 @pytest.fixture(autouse=True)
@@ -36,7 +41,7 @@ def test_readyz_checks_the_database_and_migrations(client):
     response = client.get("/readyz")
     assert response.status_code == 200
     # Tests run tasks in-process: there is no broker to check.
-    assert response.json() == {"status": "ready", "checks": {"database": "ok", "migrations": "ok"}}
+    assert response.json() == {"status": "ready", "checks": {**ALL_OK, "database": "ok", "migrations": "ok"}}
 
 
 def test_readyz_is_503_while_a_migration_is_not_applied(client, monkeypatch):
@@ -48,7 +53,7 @@ def test_readyz_is_503_while_a_migration_is_not_applied(client, monkeypatch):
     )
     response = client.get("/readyz")
     assert response.status_code == 503
-    assert response.json()["checks"] == {"database": "ok", "migrations": "failed"}
+    assert response.json()["checks"] == {**ALL_OK, "database": "ok", "migrations": "failed"}
 
 
 def test_readyz_is_503_when_the_database_does_not_answer(client, monkeypatch, caplog):
@@ -69,7 +74,7 @@ def test_readyz_checks_a_broker_server_when_one_is_configured(client, settings):
     with celery_config(broker_url=settings.CELERY_BROKER_URL, task_always_eager=False):
         response = client.get("/readyz")
     assert response.status_code == 503
-    assert response.json()["checks"] == {"database": "ok", "migrations": "ok", "broker": "failed"}
+    assert response.json()["checks"] == {**ALL_OK, "database": "ok", "migrations": "ok", "broker": "failed"}
 
 
 def test_readyz_checks_the_folder_broker_is_there(client, settings, tmp_path):
@@ -81,3 +86,31 @@ def test_readyz_checks_the_folder_broker_is_there(client, settings, tmp_path):
         response = client.get("/readyz")
     assert response.status_code == 200
     assert response.json()["checks"]["broker"] == "ok"
+
+
+def test_readyz_is_503_while_the_static_files_manifest_is_missing(client, settings, tmp_path):
+    """Production names static files through collectstatic's manifest: without it every page is a 500."""
+    settings.STATIC_ROOT = tmp_path  # collectstatic has not run here
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    }
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    assert response.json()["checks"]["static_files"] == "failed"
+
+    call_command("collectstatic", interactive=False, verbosity=0)
+    settings.STORAGES = {**settings.STORAGES}  # a new process: the storage reads the manifest again
+    assert client.get("/readyz").json()["checks"]["static_files"] == "ok"
+
+
+def test_readyz_is_503_without_a_signing_key(client, monkeypatch):
+    """Production without a readable JWT_PRIVATE_KEY_FILES: every token and the JWKS would be a 500."""
+
+    def missing():
+        raise ImproperlyConfigured("Set JWT_PRIVATE_KEY_FILES in production")
+
+    monkeypatch.setattr("tenants.keys.keyring", missing)
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    assert response.json()["checks"]["signing_key"] == "failed"

@@ -12,6 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 GOOD_KEY = "k" * 20 + "Zx9-" * 10
 SENDER = "Events <invitations@events.example.com>"
+SITE = "https://events.example.com"
 
 
 def load_settings(env: dict) -> subprocess.CompletedProcess:
@@ -60,6 +61,19 @@ def test_production_refuses_to_start_with_unsafe_settings(env, complaint):
     assert "ImproperlyConfigured" in result.stderr and complaint in result.stderr
 
 
+@pytest.mark.parametrize("site", [None, "events.example.com", "https://", "http://127.0.0.1:8000 x"])
+def test_production_refuses_to_start_without_the_sites_public_address(site):
+    """Links in guests' and buyers' emails start with SITE_URL: unset, they would point at this machine."""
+    env = {
+        "DJANGO_ENV": "production",
+        "SECRET_KEY": GOOD_KEY,
+        "ALLOWED_HOSTS": "x.example",
+        "DEFAULT_FROM_EMAIL": SENDER,
+    }
+    result = load_settings({**env, **({"SITE_URL": site} if site is not None else {})})
+    assert result.returncode != 0 and "SITE_URL must be the site's public address" in result.stderr, result.stderr
+
+
 def test_production_starts_with_safe_settings():
     result = load_settings(
         {
@@ -67,6 +81,7 @@ def test_production_starts_with_safe_settings():
             "SECRET_KEY": GOOD_KEY,
             "ALLOWED_HOSTS": "events.example.com",
             "DEFAULT_FROM_EMAIL": SENDER,
+            "SITE_URL": SITE,
         }
     )
     assert result.returncode == 0, result.stderr
@@ -195,6 +210,7 @@ def test_malformed_beat_intervals_are_a_clear_error(value, complaint):
                 "SECRET_KEY": GOOD_KEY,
                 "ALLOWED_HOSTS": "events.example.com",
                 "DEFAULT_FROM_EMAIL": SENDER,
+                "SITE_URL": SITE,
             },
             "json",
         ),
@@ -231,7 +247,8 @@ def test_every_setting_read_from_the_environment_is_documented_in_env_example():
 )
 def test_a_platform_fee_that_makes_no_sense_stops_the_start(env, complaint):
     """In production and in development alike: a fee typed wrong is never silently some other fee."""
-    for mode in ({"DJANGO_ENV": "production", "SECRET_KEY": GOOD_KEY, "ALLOWED_HOSTS": "x.example"}, {}):
+    production = {"DJANGO_ENV": "production", "SECRET_KEY": GOOD_KEY, "ALLOWED_HOSTS": "x.example", "SITE_URL": SITE}
+    for mode in (production, {}):
         result = load_settings({**mode, "DEFAULT_FROM_EMAIL": SENDER, **env})
         assert result.returncode != 0
         assert "ImproperlyConfigured" in result.stderr and complaint in result.stderr

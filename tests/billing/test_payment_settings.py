@@ -15,6 +15,7 @@ PRODUCTION = {
     "SECRET_KEY": "k" * 20 + "Zx9-" * 10,
     "ALLOWED_HOSTS": "events.example.com",
     "DEFAULT_FROM_EMAIL": "Events <invitations@events.example.com>",
+    "SITE_URL": "https://events.example.com",
 }
 STRIPE = {
     "STRIPE_SECRET_KEY": "sk_live_example",

@@ -245,7 +245,13 @@ def run_deployment(deployment: Deployment, stripe: FakeStripe):
     deployment.start("beat", "celery", "-A", "eventsaas", "--quiet", "beat")
     wait_for(lambda: answers(f"{deployment.address}/readyz"), timeout=60, what="/readyz answering 200")
     status, ready, _ = deployment.call("GET", "/readyz")
-    assert ready["checks"] == {"database": "ok", "migrations": "ok", "broker": "ok"}
+    assert ready["checks"] == {
+        "database": "ok",
+        "migrations": "ok",
+        "broker": "ok",
+        "static_files": "ok",
+        "signing_key": "ok",
+    }
 
     # With real keys the demo organization has no account yet, so its paid tickets wait (#17). The organizer
     # starts onboarding, Stripe creates the Express account, and its account.updated (signed with the Connect
