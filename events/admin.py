@@ -80,6 +80,8 @@ class TicketTypeAdmin(admin.ModelAdmin):
 
     @admin.display(description=_("remaining"))
     def remaining(self, obj):
+        if obj._state.adding:  # the add form shows its read-only fields for an object without a capacity yet
+            return "-"
         return obj.remaining
 
     @admin.display(description=_("price"), ordering="price")
