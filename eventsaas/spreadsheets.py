@@ -208,7 +208,7 @@ def _xlsx_file(sheet: Sheet) -> tempfile.SpooledTemporaryFile[bytes]:
     bold = Font(bold=True)
     header_cells = []
     for header in neutralised_row(sheet.headers):
-        cell = WriteOnlyCell(worksheet, value=header)
+        cell = WriteOnlyCell(worksheet, value=_xlsx_text(header))
         cell.font = bold
         header_cells.append(cell)
     worksheet.append(header_cells)
@@ -237,7 +237,18 @@ def _xlsx_cell(worksheet, value: Cell):
         cell = WriteOnlyCell(worksheet, value=value)
         cell.number_format = EXCEL_DATETIME_FORMAT if isinstance(value, dt.datetime) else EXCEL_DATE_FORMAT
         return cell
-    return value
+    return _xlsx_text(value)
+
+
+def _xlsx_text(value):
+    """Text without the control characters a worksheet cannot hold (openpyxl refuses the whole file for one).
+
+    People type them (a name pasted from elsewhere, a vertical tab from a phone): they are invisible, so the
+    cell loses nothing a reader sees; the CSV download keeps them as typed.
+    """
+    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+
+    return ILLEGAL_CHARACTERS_RE.sub("", value) if isinstance(value, str) else value
 
 
 def _sheet_title(title: str) -> str:

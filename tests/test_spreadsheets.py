@@ -89,6 +89,19 @@ def test_xlsx_download_keeps_numbers_and_dates_and_holds_no_formula():
     assert sheet["C2"].number_format == "yyyy-mm-dd hh:mm"
 
 
+def test_control_characters_people_typed_do_not_break_the_xlsx_download():
+    """openpyxl refuses a whole workbook for one C0 control character in a cell (a 500 for the organizer)."""
+    sheet = Sheet(
+        title="Guests", headers=["Name\x0b", "Dietary"], rows=[["Mallory\x0bCtl", "nuts\x0b\x1bpeanuts\ttabs ok"]]
+    )
+
+    xlsx = spreadsheet_response(sheet, file_format=FileFormat.XLSX, filename="guests.xlsx")
+    csv = spreadsheet_response(sheet, file_format=FileFormat.CSV, filename="guests.csv")
+
+    assert xlsx_rows(xlsx) == [["Name", "Dietary"], ["MalloryCtl", "nutspeanuts\ttabs ok"]]
+    assert csv_rows(csv)[1] == ["Mallory\x0bCtl", "nuts\x0b\x1bpeanuts\ttabs ok"]  # as typed
+
+
 def test_a_tablib_dataset_is_neutralised_too():
     dataset = tablib.Dataset(["Bad row", "=1+1"], headers=["Row", "Error"], title="Errors")
 
