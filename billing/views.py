@@ -24,6 +24,7 @@ from billing.shop_page_cache import kept_for_the_public
 from billing.throttling import RETRY_AFTER_SECONDS, checkout_is_throttled
 from events import selectors as events_selectors
 from events.selectors import event_on_sale
+from events.throttling import access_code_missed, access_codes_tried_too_often
 from eventsaas.forms import add_service_errors
 from eventsaas.i18n import visitor_language
 from eventsaas.money import money_format
@@ -144,7 +145,12 @@ def _shop_page(request, event, language, *, waitlist_form: WaitlistJoinForm | No
     data = request.POST if shop_post else None
     code_source = waitlist_form.data if waitlist_form is not None else (data or request.GET)
     access_code = (code_source.get("code") or "").strip()[:40]
+    codes_throttled = bool(access_code) and access_codes_tried_too_often(request)
+    if codes_throttled:  # no code is looked up for this client for now (events/throttling.py)
+        access_code, status = "", 429
     attempt = _CheckoutAttempt(_shop_form(event, data, access_code), status=status)
+    if access_code and not any(t.access_code for t in attempt.form.ticket_types):
+        access_code_missed(request)
     mode = payments.payment_mode()
     if shop_post and "update" in request.POST:
         # Without JavaScript, "Update" shows the total and a name field per ticket for the quantities chosen:
@@ -188,6 +194,7 @@ def _shop_page(request, event, language, *, waitlist_form: WaitlistJoinForm | No
         "access_code": access_code,
         "hidden_unlocked": hidden_unlocked,
         "code_rejected": bool(access_code) and not hidden_unlocked,
+        "codes_throttled": codes_throttled,
         "any_available": any(not t.is_sold_out and not t.awaiting_payments for t in form.ticket_types),
         # With payments off the notice above the form says why paid types wait (`unavailable`).
         "awaiting_payments": awaiting_payments and mode != "off",

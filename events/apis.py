@@ -2,6 +2,7 @@
 public shop window of a published ticketed event). The reports on an event's guests are guests' (guests/apis.py)."""
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.permissions import SAFE_METHODS, AllowAny
@@ -12,6 +13,8 @@ from events import selectors, services
 from events.filters import EventFilterSet, TicketTypeFilterSet
 from events.models import Event, TicketType
 from events.permissions import OrganizerEventApi, organizer_event
+from events.throttling import RETRY_AFTER_SECONDS as ACCESS_CODE_RETRY_AFTER_SECONDS
+from events.throttling import access_code_missed, access_codes_tried_too_often
 from eventsaas.api import (
     BAD_REQUEST,
     ERROR,
@@ -286,6 +289,7 @@ class EventTicketTypesApi(FilteredListApi, APIView):
             400: BAD_REQUEST,
             401: OpenApiResponse(ERROR, description="A token was sent and is not valid (none is needed)"),
             404: OpenApiResponse(ERROR, description="No published ticketed event with this id"),
+            429: OpenApiResponse(ERROR, description="Too many access codes that unlock nothing from this client"),
         },
         description=(
             "Public: the ticket types on sale now (sold-out ones included, with `sold_out`), those hidden behind "
@@ -301,7 +305,16 @@ class EventTicketTypesApi(FilteredListApi, APIView):
             types = selectors.ticket_type_list(event=event)
             return Response(TicketTypeManagedSerializer(types, many=True).data)
         event = selectors.event_on_sale(event_id=event_id)
-        types = selectors.ticket_types_for_sale(event=event, access_code=filters["access_code"])
+        code = filters["access_code"]
+        if code and access_codes_tried_too_often(request._request):
+            return Response(
+                {"code": "throttled", "detail": _("Too many wrong access codes. Please wait a minute and try again.")},
+                status=status.HTTP_429_TOO_MANY_REQUESTS,
+                headers={"Retry-After": str(ACCESS_CODE_RETRY_AFTER_SECONDS)},
+            )
+        types = selectors.ticket_types_for_sale(event=event, access_code=code)
+        if code and not any(t.access_code for t in types):
+            access_code_missed(request._request)
         return Response(TicketTypeSerializer(types, many=True).data)
 
     @extend_schema(

@@ -295,6 +295,8 @@ SIGNUP_RATE_PER_CLIENT = env_str("SIGNUP_RATE_PER_CLIENT", "10/h")
 VERIFICATION_EMAIL_RATE_PER_USER = env_str("VERIFICATION_EMAIL_RATE_PER_USER", "3/h")
 # Ticket checkouts (shop page and API together) per client address.
 TICKET_CHECKOUT_RATE_PER_CLIENT = env_str("TICKET_CHECKOUT_RATE_PER_CLIENT", "20/m")
+# Access codes of hidden ticket types that unlock nothing, per client address (events/throttling.py).
+TICKET_ACCESS_CODE_RATE_PER_CLIENT = env_str("TICKET_ACCESS_CODE_RATE_PER_CLIENT", "10/m")
 # django-ratelimit and django-axes warn about LocMemCache: it is per process, which is
 # what the single-process embedded default runs; production sets REDIS_URL.
 SILENCED_SYSTEM_CHECKS = [] if REDIS_URL else ["django_ratelimit.E003", "django_ratelimit.W001", "axes.W001"]

@@ -15,8 +15,8 @@ from tenants.tokens import guest_access_token, organizer_token_pair
 from tests.factories import EventFactory, GuestFactory, MembershipFactory, TenantFactory
 
 
-def api_client(token: str | None = None) -> APIClient:
-    client = APIClient()
+def api_client(token: str | None = None, **defaults) -> APIClient:
+    client = APIClient(**defaults)  # e.g. REMOTE_ADDR, for what is counted per client address
     if token:
         client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
     return client

@@ -100,6 +100,33 @@ def test_an_access_code_reveals_the_types_hidden_behind_it(concert, shelf):
     assert "access_code" not in unlocked.json()[2]
 
 
+def test_guessing_access_codes_is_throttled_per_client_and_a_right_code_is_never_counted(concert, shelf, settings):
+    settings.TICKET_ACCESS_CODE_RATE_PER_CLIENT = "5/m"
+    guesser, buyer = api_client(REMOTE_ADDR="203.0.113.9"), api_client(REMOTE_ADDR="198.51.100.7")
+    right = [buyer.get(list_url(concert), {"access_code": "CREW2031"}).status_code for _ in range(8)]
+
+    guesses = [guesser.get(list_url(concert), {"access_code": f"VIP{n}"}) for n in range(7)]
+
+    assert right == [200] * 8  # reloading with the right code
+    assert [r.status_code for r in guesses] == [200] * 5 + [429] * 2
+    assert guesses[-1]["Retry-After"] == "60" and guesses[-1].json()["code"] == "throttled"
+    # Even the right code is not looked up for the guesser now; the list without a code still is.
+    assert guesser.get(list_url(concert), {"access_code": "CREW2031"}).status_code == 429
+    assert guesser.get(list_url(concert)).status_code == 200
+    assert [row["name"] for row in buyer.get(list_url(concert), {"access_code": "CREW2031"}).json()][-1] == "Crew"
+
+
+def test_the_shop_page_counts_wrong_codes_with_the_api(client, concert, shelf, settings):
+    settings.TICKET_ACCESS_CODE_RATE_PER_CLIENT = "2/m"
+    for n in range(2):
+        assert api_client().get(list_url(concert), {"access_code": f"VIP{n}"}).status_code == 200
+
+    page = client.get(f"/e/{concert.pk}/", {"code": "CREW2031"})
+
+    assert page.status_code == 429 and page["Retry-After"] == "60"
+    assert "Crew" not in page.content.decode() and 'data-testid="codes-throttled"' in page.content.decode()
+
+
 @pytest.mark.parametrize(
     "make_event",
     [
