@@ -528,7 +528,10 @@ class WaitlistJoinApi(APIView):
         ticket_type = serializers.UUIDField(source="ticket_type_id")
         status = serializers.CharField()
         joined_at = serializers.DateTimeField(source="created_at")
-        url = serializers.SerializerMethodField(help_text="The entry's page: its place, its offer, the way out")
+        url = serializers.SerializerMethodField(
+            help_text="The entry's page, for the entry's whole life: its place, its offer, the way out (the held "
+            "seat is bought through the offer email's own link)"
+        )
 
         def get_url(self, entry) -> str:
             return settings.SITE_URL + services.waitlist_entry_path(entry)

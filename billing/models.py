@@ -405,8 +405,12 @@ class WaitlistEntry(models.Model):
     name = models.CharField(_("name"), max_length=200, blank=True)
     language = models.CharField(_("language"), max_length=10, default="en")
     status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.WAITING)
-    # The entry's links (offer, leave); replaced at each offer so an old email's link stops working.
+    # The entry's page for whoever joined (the join's redirect, the API's `url`): its place, its offer's state,
+    # the way out. Kept from joining to claimed/expired/left; a new one when the address joins again.
     token = models.CharField(_("access token"), max_length=32, default=new_secret, editable=False)
+    # The offer email's link, new at each offer: the only link that can buy the held seat. Joining proves
+    # nothing about the address, so the seat goes to whoever reads its mailbox, not to whoever typed it in.
+    offer_token = models.CharField(_("offer token"), max_length=32, blank=True, default="", editable=False)
     # The place in line: the earliest waiting entry is offered first.
     created_at = MillisecondDateTimeField(_("joined at"), default=timezone.now)
     offered_at = MillisecondDateTimeField(_("offered at"), null=True, blank=True)

@@ -318,20 +318,20 @@ def waitlist_offer_send(*, entry: WaitlistEntry) -> bool:
     if entry.status != WaitlistEntry.Status.OFFERED:
         return False
 
-    from billing.services import waitlist_entry_path
+    from billing.services import waitlist_offer_path
 
     def send():
         event = entry.event
         with translation.override(entry.language or event.language):
             subject = _("A ticket for %(event)s is yours if you want it")
             context = {
-                "offer_url": settings.SITE_URL + waitlist_entry_path(entry),
+                "offer_url": settings.SITE_URL + waitlist_offer_path(entry),
                 "hold_ends": format_event_datetime(entry.offer_expires_at, event.tzinfo),
             }
             _waitlist_email(entry, subject=subject, template="waitlist_offer", context=context)
 
     return send_once(
-        WaitlistEntry.objects.filter(status=WaitlistEntry.Status.OFFERED, token=entry.token),
+        WaitlistEntry.objects.filter(status=WaitlistEntry.Status.OFFERED, offer_token=entry.offer_token),
         pk=entry.pk,
         claim_field="offer_email_claimed_at",
         sent_field="offer_email_sent_at",

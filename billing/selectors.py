@@ -437,11 +437,19 @@ def earnings_for(*, tenant: Tenant) -> Earnings:
 
 
 def waitlist_entry_for_buyer(*, entry_id: uuid.UUID, token: str) -> WaitlistEntry | None:
-    """The entry its emailed link names, or None (unknown id or wrong token: the same answer)."""
+    """The entry its link names, the joiner's (`token`) or the current offer's emailed one (`offer_token`),
+    or None (unknown id or wrong token: the same answer)."""
     entry = WaitlistEntry.objects.select_related("event", "event__tenant", "ticket_type").filter(pk=entry_id).first()
-    if entry is None or not _same(entry.token, token):
+    if entry is None:
         return None
-    return entry
+    # Both compared every time (constant time), so the answer's timing tells nothing about which one matched.
+    joiners, offers = _same(entry.token, token), waitlist_link_is_offer(entry=entry, token=token)
+    return entry if joiners or offers else None
+
+
+def waitlist_link_is_offer(*, entry: WaitlistEntry, token: str) -> bool:
+    """Whether `token` is the current offer's emailed link, the only one that can buy the held seat."""
+    return bool(_same(entry.offer_token, token) and entry.offer_token)
 
 
 def waitlist_waiting_type_ids(*, ticket_types: Sequence[TicketType]) -> set[uuid.UUID]:

@@ -244,10 +244,12 @@ def waitlist_join(request, event_id):
 
 @require_http_methods(["GET", "POST"])
 def waitlist_entry(request, entry_id, token):
-    """The entry's page (the link in its emails): its place, the offer to buy the held seat, the way out."""
+    """The entry's page: its place, its offer, the way out. Reached with the joiner's link (kept for the
+    entry's life) or the offer email's link; only the latter can buy the held seat (docs/waitlist.md)."""
     entry = selectors.waitlist_entry_for_buyer(entry_id=entry_id, token=token)
     if entry is None:
         raise Http404
+    can_buy = selectors.waitlist_link_is_offer(entry=entry, token=token)
     event = entry.event
     language = visitor_language(request, entry.language or event.language)
     with translation.override(language):
@@ -258,7 +260,11 @@ def waitlist_entry(request, entry_id, token):
                 messages.success(request, _("You have left the waitlist."))
             return redirect(request.path)
         if request.method == "POST" and request.POST.get("action") == "buy":
-            if checkout_is_throttled(request):
+            if not can_buy:
+                form.is_valid()
+                form.add_error(None, _("To buy the held seat, open the link in the offer email."))
+                status = 403
+            elif checkout_is_throttled(request):
                 form.is_valid()
                 form.add_error(None, _("Too many attempts. Please wait a minute and try again."))
                 status = 429
@@ -296,6 +302,7 @@ def waitlist_entry(request, entry_id, token):
             "is_live_offer": entry.status == entry.Status.OFFERED
             and entry.offer_expires_at is not None
             and entry.offer_expires_at > timezone.now(),
+            "can_buy": can_buy,
             "payment_mode": payments.payment_mode(),
         }
         response = render(request, "billing/waitlist_entry.html", context, status=status)

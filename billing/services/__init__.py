@@ -34,6 +34,7 @@ from billing.services.checkout import (
     order_page_path,
     test_checkout_path,
     waitlist_entry_path,
+    waitlist_offer_path,
 )
 from billing.services.connect import (
     CONNECT_WEBHOOK_HANDLERS,
@@ -125,6 +126,7 @@ __all__ = [
     "ticket_void",
     "tickets_issue",
     "waitlist_entry_path",
+    "waitlist_offer_path",
     "waitlist_is_open",
     "waitlist_join",
     "waitlist_leave",

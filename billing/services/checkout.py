@@ -438,5 +438,11 @@ def test_checkout_path(order: Order) -> str:
 
 
 def waitlist_entry_path(entry: WaitlistEntry) -> str:
-    """The entry's page (its emails' link): its place in line, the offer to buy the held seat, the way out."""
+    """The entry's page for whoever joined, for the entry's whole life: its place in line, its offer's
+    state, the way out. It cannot buy an offered seat: that takes `waitlist_offer_path`."""
     return reverse("billing:waitlist-entry", kwargs={"entry_id": entry.pk, "token": entry.token})
+
+
+def waitlist_offer_path(entry: WaitlistEntry) -> str:
+    """The same page through the current offer's emailed link: it can also buy the held seat."""
+    return reverse("billing:waitlist-entry", kwargs={"entry_id": entry.pk, "token": entry.offer_token})

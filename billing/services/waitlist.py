@@ -139,6 +139,7 @@ def _rejoin(existing: WaitlistEntry, *, name: str, language: str) -> WaitlistEnt
         name=name,
         language=language,
         token=new_secret(),
+        offer_token="",
         offered_at=None,
         offer_expires_at=None,
         closed_at=None,
@@ -188,13 +189,19 @@ def _seat_hold(*, ticket_type_id: uuid.UUID) -> bool:
 
 
 def _entry_offer(*, entry: WaitlistEntry, at: datetime, expires: datetime) -> bool:
-    """waiting -> offered, the compare-and-set that gives each entry one offer (a module attribute, as above)."""
+    """waiting -> offered, the compare-and-set that gives each entry one offer (a module attribute, as above).
+
+    The offer gets its own new link (`offer_token`, emailed): only it buys the held seat, so the offer is
+    taken by whoever reads the address's mailbox (joining checks no address), and a link from an earlier
+    offer's email is dead. The entry's own `token` stays: the page the joiner was given keeps showing the
+    entry (and the offer, without the buy form) and can still leave.
+    """
     return bool(
         WaitlistEntry.objects.filter(pk=entry.pk, status=WaitlistEntry.Status.WAITING).update(
             status=WaitlistEntry.Status.OFFERED,
             offered_at=at,
             offer_expires_at=expires,
-            token=new_secret(),
+            offer_token=new_secret(),
             offer_email_claimed_at=None,
             offer_email_sent_at=None,
         )
@@ -270,11 +277,14 @@ def waitlist_sweep(*, now: datetime | None = None) -> dict[str, int]:
 
 
 def waitlist_claim(*, entry: WaitlistEntry, token: str, order_id: uuid.UUID) -> bool:
-    """offered -> claimed: the held seat now belongs to order `order_id`. False if the offer is not live."""
+    """offered -> claimed: the held seat now belongs to order `order_id`. False if the offer is not live or
+    `token` is not this offer's emailed one (the entry's own link cannot buy)."""
+    if not token:
+        return False
     now = timezone.now()
     return bool(
         WaitlistEntry.objects.filter(
-            pk=entry.pk, token=token, status=WaitlistEntry.Status.OFFERED, offer_expires_at__gt=now
+            pk=entry.pk, offer_token=token, status=WaitlistEntry.Status.OFFERED, offer_expires_at__gt=now
         ).update(status=WaitlistEntry.Status.CLAIMED, closed_at=now, order_id=order_id)
     )
 

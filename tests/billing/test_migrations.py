@@ -1,4 +1,5 @@
-"""billing.0009: ticket types that already have a waitlist get events' mark (events.0005): seats stay held back."""
+"""billing.0009: ticket types that already have a waitlist get events' mark (events.0005): seats stay held back.
+billing.0010: offers made before it keep their emailed link as the link that buys the held seat."""
 
 import datetime as dt
 
@@ -43,3 +44,33 @@ def test_types_with_waitlist_entries_are_marked_from_their_first_entry(before_th
 
     assert CurrentTicketType.objects.get(pk=waited.pk).waitlist_started_at == first
     assert CurrentTicketType.objects.get(pk=nobody.pk).waitlist_started_at is None
+
+
+@pytest.fixture
+def before_offer_tokens():
+    yield migrate_to([("billing", "0009_mark_ticket_types_with_a_waitlist")])
+    migrate_to(latest_migrations())
+
+
+def test_an_offer_made_before_offer_tokens_keeps_its_emailed_link(before_offer_tokens):
+    apps = before_offer_tokens
+    Tenant = apps.get_model("tenants", "Tenant")
+    Event = apps.get_model("events", "Event")
+    TicketType = apps.get_model("events", "TicketType")
+    WaitlistEntry = apps.get_model("billing", "WaitlistEntry")
+    tenant = Tenant.objects.create(name="Old", slug="old")
+    event = Event.objects.create(
+        tenant=tenant, name="Old concert", slug="old-concert", kind="ticketed", starts_at=timezone.now()
+    )
+    seat = TicketType.objects.create(tenant=tenant, event=event, name="Front row", price=1000, capacity=2)
+    offered, waiting = (
+        WaitlistEntry.objects.create(tenant=tenant, event=event, ticket_type=seat, email=f"{s}@example.com", status=s)
+        for s in ("offered", "waiting")
+    )
+
+    migrate_to(latest_migrations())
+
+    from billing.models import WaitlistEntry as CurrentWaitlistEntry
+
+    assert CurrentWaitlistEntry.objects.get(pk=offered.pk).offer_token == offered.token  # the emailed link buys
+    assert CurrentWaitlistEntry.objects.get(pk=waiting.pk).offer_token == ""

@@ -7,6 +7,7 @@ import pytest
 from django.core import mail
 from django.core.cache import cache
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -70,7 +71,19 @@ def waitlist_mail() -> list:
 
 
 def entry_url(entry: WaitlistEntry) -> str:
+    """The joiner's link (the join's redirect, the API's `url`): the entry's page for its whole life."""
     return services.waitlist_entry_path(entry)
+
+
+def offer_url(entry: WaitlistEntry) -> str:
+    """The current offer's emailed link: the only one that buys the held seat."""
+    return services.waitlist_offer_path(entry)
+
+
+def emailed_path(email) -> str:
+    """The entry page's path in an offer email."""
+    [path] = re.findall(r"https?://[^/\s]+(/waitlist/\S+/)", email.body)
+    return path
 
 
 # --- Joining -------------------------------------------------------------------------------------
@@ -205,7 +218,8 @@ def test_an_expired_order_offers_its_seat_to_the_first_in_line_with_an_email(con
     assert first.offer_expires_at - first.offered_at == dt.timedelta(minutes=60)
     [email] = waitlist_mail()  # (the expired order's buyer is told too, by their own email)
     assert email.to == ["first@example.com"]
-    assert entry_url(first) in email.body
+    assert offer_url(first) in email.body
+    assert entry_url(first) not in email.body  # the joiner's link is not the offer's
     # The hold's end in the event's zone (Madrid), as the buyer reads their clock.
     assert format_event_datetime(first.offer_expires_at, "Europe/Madrid") in email.body
     assert re.search(r"CES?T", email.body)
@@ -358,9 +372,9 @@ def test_the_offer_link_buys_the_held_seat_once(client, concert, front_row, run_
         services.order_close(order=orders[0], to=Order.Status.EXPIRED, reason="sweep")
     entry = fresh(entry)
 
-    page = client.get(entry_url(entry))
+    page = client.get(offer_url(entry))
     assert "A seat is held for you" in text_of(page)
-    response = client.post(entry_url(entry), {"action": "buy", "buyer_name": "Fiona First"})
+    response = client.post(offer_url(entry), {"action": "buy", "buyer_name": "Fiona First"})
 
     assert response.status_code == 303
     order = Order.objects.get(buyer_email="first@example.com")
@@ -370,7 +384,7 @@ def test_the_offer_link_buys_the_held_seat_once(client, concert, front_row, run_
     entry = fresh(entry)
     assert (entry.status, entry.order_id) == (WaitlistEntry.Status.CLAIMED, order.pk)
 
-    again = client.post(entry_url(entry), {"action": "buy", "buyer_name": "Fiona First"})
+    again = client.post(offer_url(entry), {"action": "buy", "buyer_name": "Fiona First"})
     assert again.status_code == 400
     assert "This offer has expired or was already used." in text_of(again)
     assert Order.objects.filter(buyer_email="first@example.com").count() == 1
@@ -388,7 +402,7 @@ def test_an_expired_offer_link_cannot_buy(client, concert, front_row, run_on_com
     WaitlistEntry.objects.filter(pk=entry.pk).update(offer_expires_at=timezone.now() - dt.timedelta(seconds=1))
     entry = fresh(entry)
 
-    response = client.post(entry_url(entry), {"action": "buy", "buyer_name": "Late"})
+    response = client.post(offer_url(entry), {"action": "buy", "buyer_name": "Late"})
 
     assert response.status_code == 400
     assert not Order.objects.filter(buyer_email="first@example.com").exists()
@@ -403,6 +417,60 @@ def test_a_wrong_token_or_unknown_entry_is_a_404(client, concert, front_row):
     assert fresh(entry).status == WaitlistEntry.Status.WAITING
 
 
+def test_the_api_entry_url_keeps_working_through_the_offer_and_cannot_buy_it(client, concert, front_row, run_on_commit):
+    orders = sold_out_with_pending(concert, front_row)
+    paid = pay(orders[0])
+    created = client.post(
+        f"/api/v1/events/{concert.pk}/waitlist/entries",
+        {"ticket_type": str(front_row.pk), "email": "first@example.com"},
+        content_type="application/json",
+    )
+    joined = re.sub(r"^https?://[^/]+", "", created.json()["url"])
+    mail.outbox.clear()
+    with run_on_commit():
+        services.order_refund(order=paid, acting_user=None)  # the operator's repro: a refund frees the seat
+    [email] = waitlist_mail()
+    emailed = emailed_path(email)
+
+    # The joiner's URL still leads to the entry and shows the offer, but not the buy form: that is the email's.
+    page = client.get(joined)
+    assert page.status_code == 200
+    assert "A seat is held for you" in text_of(page)
+    assert "open the link in the email sent to first@example.com" in text_of(page)
+    assert 'value="buy"' not in page.content.decode()
+    refused = client.post(joined, {"action": "buy", "buyer_name": "Not The Mailbox"})
+    assert refused.status_code == 403
+    assert "open the link in the offer email" in text_of(refused)
+    assert not Order.objects.filter(buyer_email="first@example.com").exists()
+    assert fresh(WaitlistEntry.objects.get()).status == WaitlistEntry.Status.OFFERED
+
+    # The emailed link buys it; the joiner's URL then shows the claimed entry.
+    assert emailed != joined and 'value="buy"' in client.get(emailed).content.decode()
+    assert client.post(emailed, {"action": "buy", "buyer_name": "Fiona First"}).status_code == 303
+    after = client.get(joined)
+    assert after.status_code == 200
+    assert "You took this offer" in text_of(after)
+
+
+def test_the_join_link_can_leave_an_offered_entry_and_shows_an_expired_one(client, concert, front_row, run_on_commit):
+    orders = sold_out_with_pending(concert, front_row)
+    joined = client.post(f"/e/{concert.pk}/waitlist/", {"ticket_type": str(front_row.pk), "email": "a@example.com"})
+    later = client.post(f"/e/{concert.pk}/waitlist/", {"ticket_type": str(front_row.pk), "email": "b@example.com"})
+    with run_on_commit():
+        services.order_close(order=orders[0], to=Order.Status.EXPIRED, reason="sweep")
+
+    with run_on_commit():
+        assert client.post(joined.url, {"action": "leave"}).status_code == 302
+
+    first, second = WaitlistEntry.objects.order_by("created_at")
+    assert first.status == WaitlistEntry.Status.LEFT
+    assert second.status == WaitlistEntry.Status.OFFERED  # the held seat went on to the next in line
+    assert "You left the waitlist." in text_of(client.get(joined.url))
+    with run_on_commit():
+        services.waitlist_sweep(now=second.offer_expires_at + dt.timedelta(seconds=1))
+    assert "This offer has expired" in text_of(client.get(later.url))
+
+
 # Outside a test transaction, as in production: on_commit callbacks run at once (on SQL in autocommit, always on
 # MongoDB), so the seat the failed order frees is offered the moment it is freed, and the entry must be back first.
 @pytest.mark.django_db(transaction=True)
@@ -413,6 +481,7 @@ def test_a_payment_failure_after_claiming_puts_the_entry_back_first_in_line(conc
     with run_on_commit():
         services.order_close(order=orders[0], to=Order.Status.EXPIRED, reason="sweep")
     entry = fresh(entry)
+    first_offer = offer_url(entry)
 
     def failing(**kwargs):
         raise payments.PaymentProviderError("down")
@@ -422,7 +491,7 @@ def test_a_payment_failure_after_claiming_puts_the_entry_back_first_in_line(conc
         with pytest.raises(services.PaymentsUnavailable):
             services.checkout_start_from_offer(
                 entry=entry,
-                token=entry.token,
+                token=entry.offer_token,
                 request=services.CheckoutRequest(items=[], buyer_name="F", buyer_email=entry.email),
             )
 
@@ -430,6 +499,11 @@ def test_a_payment_failure_after_claiming_puts_the_entry_back_first_in_line(conc
     assert fresh(entry).status == WaitlistEntry.Status.OFFERED
     assert fresh(second).status == WaitlistEntry.Status.WAITING
     assert seats(front_row) == (0, 2)
+    # The new offer has a new emailed link; the first offer's is dead, the joiner's link stays.
+    assert offer_url(fresh(entry)) != first_offer
+    assert Client().get(first_offer).status_code == 404
+    assert Client().get(offer_url(entry)).status_code == 200
+    assert Client().get(entry_url(entry)).status_code == 200
 
 
 # --- Emails --------------------------------------------------------------------------------------
@@ -488,7 +562,7 @@ def test_an_offer_for_an_event_asking_names_puts_the_buyers_name_on_the_ticket(c
     with run_on_commit():
         services.order_close(order=order, to=Order.Status.EXPIRED, reason="sweep")
 
-    response = client.post(entry_url(fresh(entry)), {"action": "buy", "buyer_name": "Nadia Named"})
+    response = client.post(offer_url(fresh(entry)), {"action": "buy", "buyer_name": "Nadia Named"})
 
     assert response.status_code == 303
     assert Order.objects.get(buyer_email="named@example.com").attendees[0]["name"] == "Nadia Named"

@@ -144,7 +144,7 @@ class WaitlistMachine(TicketedEventMachine):
             return
         services.checkout_start_from_offer(
             entry=entry,
-            token=entry.token,
+            token=entry.offer_token,
             request=services.CheckoutRequest(items=[], buyer_name="Wait Listed", buyer_email=entry.email),
         )
         Stats.claims += 1
