@@ -63,7 +63,8 @@ def _uuid_or_none(value: object) -> uuid.UUID | None:
 
 def _order_for_session(session: dict[str, Any]) -> Order | None:
     """Our order for a Checkout Session, checked against the ids we gave Stripe (the payload is only a trigger)."""
-    metadata = session.get("metadata") or {}
+    metadata = session.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}  # signed, but shaped by whoever holds the secret
     order_id = _uuid_or_none(metadata.get("order_id") or session.get("client_reference_id"))
     tenant_id, event_id = _uuid_or_none(metadata.get("tenant_id")), _uuid_or_none(metadata.get("event_id"))
     if not (order_id and tenant_id and event_id):
@@ -114,7 +115,8 @@ def _on_charge_refunded(charge: dict[str, Any]) -> Order | None:
         return None
     order = Order.objects.filter(stripe_payment_intent_id=payment_intent).first()
     if order is None:
-        metadata = charge.get("metadata") or {}
+        metadata = charge.get("metadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
         order_id, tenant_id = _uuid_or_none(metadata.get("order_id")), _uuid_or_none(metadata.get("tenant_id"))
         if order_id and tenant_id and Order.objects.filter(pk=order_id, tenant_id=tenant_id).exists():
             # Ours, but its checkout.session.completed has not been processed yet (events

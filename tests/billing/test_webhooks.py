@@ -376,6 +376,16 @@ def test_an_event_for_an_unknown_order_is_ignored(fake_stripe, order, webhook):
     _ignored(fake_stripe, webhook, event, order)
 
 
+@pytest.mark.parametrize("metadata", ["x", ["order_id"], 7])
+def test_an_event_whose_metadata_is_not_an_object_is_ignored_not_retried(fake_stripe, order, webhook, metadata):
+    """Stripe always sends an object; a signed event that does not is ignored once, not failed ten times."""
+    event = fake_stripe.complete(order.stripe_session_id)
+    event["data"]["object"]["metadata"] = metadata
+    event["data"]["object"]["client_reference_id"] = None
+
+    _ignored(fake_stripe, webhook, event, order)
+
+
 def test_an_event_with_the_right_order_but_another_session_is_ignored(fake_stripe, ticketed_event, order, webhook):
     event = fake_stripe.complete(order.stripe_session_id)
     event["data"]["object"]["id"] = "cs_test_" + "x" * 58
