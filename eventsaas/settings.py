@@ -591,6 +591,9 @@ LOGGING = {
         "django.request": {"level": "ERROR"},
         # django-guid reports at INFO whether each request brought an id.
         "django_guid": {"level": "WARNING"},
+        # A Host header outside ALLOWED_HOSTS is answered 400 and its request line logged; Django would also
+        # log every scanner's try as an ERROR with a traceback.
+        "django.security.DisallowedHost": {"level": "CRITICAL", "propagate": False},
     },
 }
 if LOG_FORMAT == "json":

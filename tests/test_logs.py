@@ -124,3 +124,12 @@ def test_a_task_published_by_a_request_carries_its_request_id(client, event):
             assert message.headers["X-Request-ID"] == given
             message.ack()
             queue.close()
+
+
+def test_a_host_outside_allowed_hosts_is_one_request_line_not_an_error_with_a_traceback(client, request_lines, caplog):
+    """Scanners send any Host header: each try is a 400 and its line, not an ERROR for the operator."""
+    response = client.get("/", HTTP_HOST="scanner.example")
+
+    assert response.status_code == 400
+    assert [line.status for line in request_lines()] == [400]
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
