@@ -289,6 +289,32 @@ def test_reimport_updates_by_email_and_by_external_id_instead_of_duplicating(eve
     assert (again.new_count, again.updated_count, again.unchanged_count) == (0, 0, 4)
 
 
+def test_a_row_without_external_id_names_the_guest_who_has_one(event):
+    """A row with no id is not "another id": it matches by email, else by name, and keeps the stored id."""
+    ana = GuestFactory(
+        event=event, first_name="Ana", last_name="García", email="ana@guest.example.com", external_id="G1"
+    )
+    luis = GuestFactory(event=event, first_name="Luis", last_name="Pérez", email="", external_id="G2")
+    content = csv_bytes(
+        "first_name,last_name,email,dietary,external_id",
+        "Ana,García,ana@guest.example.com,,",
+        "Luis,Perez,,vegan,",
+    )
+    job = start(event, content)
+    assert {line: action for line, (action, _e) in verdicts(job).items()} == {2: "unchanged", 3: "update"}
+    confirm(job)
+    ana.refresh_from_db()
+    luis.refresh_from_db()
+    assert Guest.objects.for_event(event).count() == 2
+    assert (ana.external_id, luis.external_id, luis.dietary) == ("G1", "G2", "vegan")
+
+
+def test_a_row_with_another_external_id_is_another_person_even_with_the_same_email(event):
+    GuestFactory(event=event, first_name="Ana", last_name="García", email="ana@guest.example.com", external_id="G1")
+    job = start(event, csv_bytes("external_id,first_name,last_name,email", "G9,Ana,García,ana@guest.example.com"))
+    assert verdicts(job)[2] == ("new", [])
+
+
 def test_a_household_sharing_an_email_is_told_apart_by_name(event):
     group = uuid.uuid4()
     ann = GuestFactory(event=event, first_name="Ann", last_name="Lee", email="lees@example.com", group_id=group)
