@@ -69,6 +69,7 @@ COLUMN_HEADERS: dict[str, tuple[str, ...]] = {
         "personas",
         "invitados",
         "invitados esperados",
+        "personas esperadas",  # the Spanish export's header
     ),
     "dietary": ("dietary", "dietary needs", "diet", "allergies", "dieta", "alergias", "necesidades alimentarias"),
     "group": ("group", "household", "family", "group id", "groupid", "grupo", "familia", "hogar"),
