@@ -30,6 +30,8 @@ def guest_sheet(*, event: Event, filters: selectors.GuestFilters, include_codes:
         _("First name"),
         _("Email"),
         _("Phone"),
+        # The import reads this column back (as "external id"), so importing an export names the same guests.
+        _("External id"),
         *([_("Code")] if include_codes else []),
         _("Household"),
         _("Status"),
@@ -54,6 +56,7 @@ def guest_sheet(*, event: Event, filters: selectors.GuestFilters, include_codes:
                 guest.first_name,
                 guest.email,
                 guest.phone,
+                guest.external_id,
                 *([guest.code] if include_codes else []),
                 households.get(guest.group_id, ""),
                 guest.get_status_display(),

@@ -14,7 +14,9 @@ Matching, so that importing a corrected file again updates rather than
 duplicates: a row's external id names its guest; without one, its email (the
 guest with that email, or, when a household shares one, the one with the row's
 name); without either, its name, when exactly one guest of the event has it.
-On an update an empty cell keeps what is stored.
+A row with an external id never matches a guest who has another one; a row
+without one may match any guest. On an update an empty cell keeps what is
+stored (an empty external id never erases a guest's).
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ COLUMN_HEADERS: dict[str, tuple[str, ...]] = {
         "personas",
         "invitados",
         "invitados esperados",
+        "personas esperadas",  # the Spanish export's header
     ),
     "dietary": ("dietary", "dietary needs", "diet", "allergies", "dieta", "alergias", "necesidades alimentarias"),
     "group": ("group", "household", "family", "group id", "groupid", "grupo", "familia", "hogar"),
@@ -367,8 +370,9 @@ def _match(cleaned: dict[str, Any], existing: _EventGuests) -> tuple[_Existing |
         return existing.by_external_id[external_id], ""
 
     def compatible(guest: _Existing) -> bool:
-        # A guest who has another external id is another person.
-        return not guest.fields["external_id"] or guest.fields["external_id"] == external_id
+        # A guest who has another external id is another person; a row without one (a hand-made
+        # line, an export of an older version) names nobody else, so it may match any guest.
+        return not external_id or not guest.fields["external_id"] or guest.fields["external_id"] == external_id
 
     name = f"{name_key(cleaned.get('first_name', ''))}|{name_key(cleaned.get('last_name', ''))}"
     if email := cleaned.get("email", "").lower():

@@ -45,6 +45,7 @@ def guests(party):
         first_name="Zoë",
         last_name="Müller-Ñúñez",
         email="zoe@example.com",
+        external_id="crm-17",
         group_id=household,
         status=Guest.Status.COMING,
         expected_guests=2,
@@ -84,6 +85,7 @@ def test_guest_export_has_a_row_per_guest_with_their_own_answer(owner_client, pa
         "First name",
         "Email",
         "Phone",
+        "External id",
         "Code",
         "Household",
         "Status",
@@ -103,6 +105,7 @@ def test_guest_export_has_a_row_per_guest_with_their_own_answer(owner_client, pa
     assert [row[1] for row in rows[1:]] == ["Carl", "Lisa", "Zoë"]
     zoe_row, lisa_row, carl_row = by_first_name["Zoë"], by_first_name["Lisa"], by_first_name["Carl"]
     assert zoe_row["Last name"] == "Müller-Ñúñez" and zoe_row["Code"] == zoe.code
+    assert (zoe_row["External id"], carl_row["External id"]) == ("crm-17", "" if file_format == "csv" else None)
     assert zoe_row["Household"] == lisa_row["Household"] == "Lisa Müller-Ñúñez, Zoë Müller-Ñúñez"
     assert (zoe_row["Status"], lisa_row["Status"], carl_row["Status"]) == ("Coming", "Declined", "Pending")
     assert zoe_row["Answered by"] == "the guest" and lisa_row["Answered by"] == "another member of the household"

@@ -8,6 +8,7 @@ import uuid
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
+from django.utils import translation
 from openpyxl import Workbook
 
 from eventsaas.db import is_mongodb
@@ -17,6 +18,7 @@ from guests.imports import ImportFileInvalid, guest_file_parse
 from guests.models import Guest, GuestImport
 from tenants.models import Role
 from tests.factories import EventFactory, GuestFactory, MembershipFactory, TenantFactory
+from tests.support.spreadsheets import download_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -287,6 +289,76 @@ def test_reimport_updates_by_email_and_by_external_id_instead_of_duplicating(eve
     again = start(event, content)
     again.refresh_from_db()
     assert (again.new_count, again.updated_count, again.unchanged_count) == (0, 0, 4)
+
+
+def test_a_row_without_external_id_names_the_guest_who_has_one(event):
+    """A row with no id is not "another id": it matches by email, else by name, and keeps the stored id."""
+    ana = GuestFactory(
+        event=event, first_name="Ana", last_name="García", email="ana@guest.example.com", external_id="G1"
+    )
+    luis = GuestFactory(event=event, first_name="Luis", last_name="Pérez", email="", external_id="G2")
+    content = csv_bytes(
+        "first_name,last_name,email,dietary,external_id",
+        "Ana,García,ana@guest.example.com,,",
+        "Luis,Perez,,vegan,",
+    )
+    job = start(event, content)
+    assert {line: action for line, (action, _e) in verdicts(job).items()} == {2: "unchanged", 3: "update"}
+    confirm(job)
+    ana.refresh_from_db()
+    luis.refresh_from_db()
+    assert Guest.objects.for_event(event).count() == 2
+    assert (ana.external_id, luis.external_id, luis.dietary) == ("G1", "G2", "vegan")
+
+
+def test_a_row_with_another_external_id_is_another_person_even_with_the_same_email(event):
+    GuestFactory(event=event, first_name="Ana", last_name="García", email="ana@guest.example.com", external_id="G1")
+    job = start(event, csv_bytes("external_id,first_name,last_name,email", "G9,Ana,García,ana@guest.example.com"))
+    assert verdicts(job)[2] == ("new", [])
+
+
+@pytest.mark.parametrize("language", ["en", "es"])
+@pytest.mark.parametrize("file_format", ["csv", "xlsx"])
+def test_importing_the_guest_list_export_changes_nothing(owner_client, event, file_format, language):
+    """The organizer's own export, uploaded as it is, names every guest again: nothing new, nothing updated."""
+    confirm(
+        start(
+            event,
+            csv_bytes(
+                "external id,first name,last name,email,phone,expected guests,dietary,group",
+                "G1,Ana,García,ana@guest.example.com,+34 600,2,vegan,García",
+                "G2,Luis,García,ana@guest.example.com,,,,García",  # a household sharing one address
+                "G3,Eva,Solo,eva@guest.example.com,,,,Solo",  # a household of one: no group
+                "-7,Max,Minus,,,,=1+1,",  # cells an export neutralises
+                ",Ned,Noid,ned@guest.example.com,,3,,",
+            ),
+        )
+    )
+    GuestFactory(event=event, first_name="Ola", last_name="Hand", email="", status=Guest.Status.COMING, num_guests=1)
+    before = sorted(Guest.objects.for_event(event).values_list("external_id", "email", "group_id", "expected_guests"))
+
+    with translation.override(language):  # the request activates its language; this test's ends with it
+        export = owner_client.get(
+            f"/o/{event.tenant.slug}/events/{event.pk}/guests/export/{file_format}/", HTTP_ACCEPT_LANGUAGE=language
+        )
+    job = start(event, download_bytes(export), name=f"guests.{file_format}")
+    job.refresh_from_db()
+
+    assert {column["field"] for column in job.columns} == {
+        "external_id",
+        "first_name",
+        "last_name",
+        "email",
+        "phone",
+        "expected_guests",
+        "dietary",
+        "group",
+    }
+    assert {"en": "External id", "es": "Id externo"}[language] in [column["header"] for column in job.columns]
+    assert (job.new_count, job.updated_count, job.unchanged_count, job.refused_count) == (0, 0, 6, 0)
+    confirm(job)
+    after = sorted(Guest.objects.for_event(event).values_list("external_id", "email", "group_id", "expected_guests"))
+    assert after == before
 
 
 def test_a_household_sharing_an_email_is_told_apart_by_name(event):
