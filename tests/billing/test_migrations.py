@@ -17,16 +17,19 @@ def before_the_mark():
     migrate_to(latest_migrations())
 
 
-def test_types_with_waitlist_entries_are_marked_from_their_first_entry(before_the_mark):
-    apps = before_the_mark
-    Tenant = apps.get_model("tenants", "Tenant")
-    Event = apps.get_model("events", "Event")
+def _old_concert(apps):
+    """A ticketed event stored with the models of `apps` (the migration state under test), and those models."""
     TicketType = apps.get_model("events", "TicketType")
     WaitlistEntry = apps.get_model("billing", "WaitlistEntry")
-    tenant = Tenant.objects.create(name="Old", slug="old")
-    event = Event.objects.create(
+    tenant = apps.get_model("tenants", "Tenant").objects.create(name="Old", slug="old")
+    event = apps.get_model("events", "Event").objects.create(
         tenant=tenant, name="Old concert", slug="old-concert", kind="ticketed", starts_at=timezone.now()
     )
+    return tenant, event, TicketType, WaitlistEntry
+
+
+def test_types_with_waitlist_entries_are_marked_from_their_first_entry(before_the_mark):
+    tenant, event, TicketType, WaitlistEntry = _old_concert(before_the_mark)
     waited, nobody = (
         TicketType.objects.create(tenant=tenant, event=event, name=name, price=1000, capacity=2)
         for name in ("Front row", "Standing")
@@ -53,15 +56,7 @@ def before_offer_tokens():
 
 
 def test_an_offer_made_before_offer_tokens_keeps_its_emailed_link(before_offer_tokens):
-    apps = before_offer_tokens
-    Tenant = apps.get_model("tenants", "Tenant")
-    Event = apps.get_model("events", "Event")
-    TicketType = apps.get_model("events", "TicketType")
-    WaitlistEntry = apps.get_model("billing", "WaitlistEntry")
-    tenant = Tenant.objects.create(name="Old", slug="old")
-    event = Event.objects.create(
-        tenant=tenant, name="Old concert", slug="old-concert", kind="ticketed", starts_at=timezone.now()
-    )
+    tenant, event, TicketType, WaitlistEntry = _old_concert(before_offer_tokens)
     seat = TicketType.objects.create(tenant=tenant, event=event, name="Front row", price=1000, capacity=2)
     offered, waiting = (
         WaitlistEntry.objects.create(tenant=tenant, event=event, ticket_type=seat, email=f"{s}@example.com", status=s)
