@@ -10,6 +10,7 @@ from django.core.management import CommandError, call_command
 
 from billing.models import ConnectedAccount
 from events.models import Event, TicketType
+from eventsaas.models import AuditLog
 from guests.models import Guest
 from tenants.models import Membership, Tenant, User
 
@@ -106,9 +107,32 @@ def test_ticketed_event_is_published_on_sale_and_its_ids_are_real(client):
 
 
 @pytest.mark.django_db
+def test_the_organizers_changes_to_the_demo_survive_the_next_start(client):
+    """bin/run seeds at every start: a deleted ticket type must not come back on sale, nor a renamed one twice."""
+    first = seed_json()
+    general, front_row = first["ticketed_event"]["ticket_types"]
+    TicketType.objects.filter(pk=front_row["id"]).delete()
+    TicketType.objects.filter(pk=general["id"]).update(name="General admission")
+    Guest.objects.filter(event_id=first["event"]["id"]).delete()
+    Event.objects.filter(pk=first["free_event_id"]).delete()
+    counts = (Event.objects.count(), TicketType.objects.count(), Guest.objects.count())
+
+    again = seed_json()
+
+    assert (Event.objects.count(), TicketType.objects.count(), Guest.objects.count()) == counts
+    assert [t["name"] for t in again["ticketed_event"]["ticket_types"]] == ["General admission"]
+    assert again["free_event_id"] is None and again["guests"] == []
+    assert again["organizer"] == first["organizer"]  # the logins are printed as before
+    text = StringIO()
+    call_command("seed_demo", stdout=text)
+    assert "General admission €25.00" in text.getvalue() and "Free registration" not in text.getvalue()
+
+
+@pytest.mark.django_db
 def test_ticket_types_missing_after_a_partial_seed_are_added(client):
     first = seed_json()["ticketed_event"]
     TicketType.objects.filter(pk=first["ticket_types"][1]["id"]).delete()
+    AuditLog.objects.filter(action="demo.seeded").delete()  # cut short before its last step (MongoDB: no transaction)
 
     again = seed_json()["ticketed_event"]
 

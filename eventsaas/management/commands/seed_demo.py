@@ -20,7 +20,9 @@ from billing.models import ConnectedAccount
 from billing.services import connected_account_ensure, connected_account_sync
 from events.models import Event, TicketType
 from events.services import event_create, ticket_type_create
+from eventsaas.models import AuditLog
 from eventsaas.money import money_format
+from eventsaas.services import audit_log_record
 from guests.models import Guest
 from guests.services import guest_create, guest_group_connect
 from tenants.models import Membership, Role, Tenant
@@ -40,6 +42,7 @@ TICKET_TYPES = [("General", 2500, 200), ("Front row", 6000, 5)]
 # Free registration (issue #17): a ticketed event whose one type costs nothing, open in every payment mode.
 FREE_EVENT_SLUG = "demo-meetup"
 FREE_TICKET_TYPE = ("Free entry", 0, 50)
+SEEDED = "demo.seeded"  # the audit entry that says the demo was seeded in full
 
 FIRST_NAMES = [
     "Ana",
@@ -116,31 +119,30 @@ class Command(BaseCommand):
             organizer = self._user(ORGANIZER_EMAIL, ORGANIZER_PASSWORD, first_name="Dana", last_name="Demo")
             self._user(STAFF_EMAIL, STAFF_PASSWORD, is_staff=True, is_superuser=True, first_name="Sam")
             tenant = Tenant.objects.filter(slug=TENANT_SLUG).first()
-            if tenant is None:
-                tenant = tenant_create(name="Demo Events", owner=organizer)
-                Tenant.objects.filter(pk=tenant.pk).update(slug=TENANT_SLUG)
-                tenant.refresh_from_db()
-            Membership.objects.get_or_create(tenant=tenant, user=organizer, defaults={"role": Role.OWNER})
-            event = Event.objects.for_tenant(tenant).filter(slug=EVENT_SLUG).first() or self._event(tenant, organizer)
-            if not Guest.objects.for_event(event).exists():
-                self._guests(event, organizer)
-            concert = Event.objects.for_tenant(tenant).filter(slug=TICKETED_EVENT_SLUG).first() or self._concert(
-                tenant, organizer
-            )
-            ticket_types = self._ticket_types(concert, organizer)
-            account = self._connected_account(tenant, organizer)
-            free_event = self._free_event(tenant, organizer)
+            if tenant is None or not AuditLog.objects.filter(tenant_id=tenant.pk, action=SEEDED).exists():
+                tenant = self._seed(tenant, organizer)
+        # Seeded once (bin/run runs this at every start): from then on the demo is the organizer's to change,
+        # and a deleted or renamed ticket type, guest or event stays as they left it.
+        event = Event.objects.for_tenant(tenant).filter(slug=EVENT_SLUG).first()
+        concert = Event.objects.for_tenant(tenant).filter(slug=TICKETED_EVENT_SLUG).first()
+        free_event = Event.objects.for_tenant(tenant).filter(slug=FREE_EVENT_SLUG).first()
+        ticket_types = (
+            list(TicketType.objects.for_tenant(tenant).filter(event_id=concert.pk).order_by("position", "name"))
+            if concert is not None
+            else []
+        )
+        account = ConnectedAccount.objects.for_tenant(tenant).first()
 
-        guests = list(Guest.objects.for_event(event).order_by("last_name", "first_name"))
+        guests = list(Guest.objects.for_event(event).order_by("last_name", "first_name")) if event else []
         logins = self._featured_logins(guests)
         # Where this process serves (bin/run's PORT); a production installation is reached at its SITE_URL.
         url = settings.SITE_URL if settings.IS_PRODUCTION else f"http://127.0.0.1:{os.environ.get('PORT', '8000')}"
-        shop_url = url + reverse("billing:shop", kwargs={"event_id": concert.pk})
+        shop_url = url + reverse("billing:shop", kwargs={"event_id": concert.pk}) if concert else None
         data = {
             "url": url,
             "organizer": {"email": ORGANIZER_EMAIL, "password": ORGANIZER_PASSWORD, "organization": tenant.slug},
             "staff": {"email": STAFF_EMAIL, "password": STAFF_PASSWORD},
-            "event": {"id": str(event.pk), "name": event.name, "slug": event.slug},
+            "event": {"id": str(event.pk), "name": event.name, "slug": event.slug} if event else None,
             "ticketed_event": {
                 "id": str(concert.pk),
                 "name": concert.name,
@@ -149,7 +151,9 @@ class Command(BaseCommand):
                     {"id": str(t.pk), "name": t.name, "price": t.price, "currency": t.currency, "capacity": t.capacity}
                     for t in ticket_types
                 ],
-            },
+            }
+            if concert
+            else None,
             # The organization's Stripe account (simulated in test-payment mode): paid tickets sell while it can
             # take charges. None when payments are configured for real (onboard at the Payments page).
             "connected_account": (
@@ -163,7 +167,7 @@ class Command(BaseCommand):
                 if account is not None
                 else None
             ),
-            "free_event_id": str(free_event.pk),
+            "free_event_id": str(free_event.pk) if free_event else None,
             "featured_guests": logins,
             "guests": [
                 {
@@ -179,17 +183,40 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps(data, ensure_ascii=False, indent=2))
             return
-        self.stdout.write(self.style.SUCCESS(f"Demo data ready: {len(guests)} guests for “{event.name}”."))
+        if event is not None:
+            self.stdout.write(self.style.SUCCESS(f"Demo data ready: {len(guests)} guests for “{event.name}”."))
         self.stdout.write(f"  Organizer login: {ORGANIZER_EMAIL} / {ORGANIZER_PASSWORD}")
         self.stdout.write(f"  Staff (Django admin at /admin/): {STAFF_EMAIL} / {STAFF_PASSWORD}")
         for login in logins:
             self.stdout.write(
                 f"  Guest login at /rsvp/: code {login['code']} + last name {login['last_name']} ({login['note']})"
             )
-        prices = ", ".join(f"{t.name} {money_format(t.price, t.currency)}" for t in ticket_types)
-        self.stdout.write(f"  Ticket shop of “{concert.name}” ({prices}): {shop_url}")
-        free_url = url + reverse("billing:shop", kwargs={"event_id": free_event.pk})
-        self.stdout.write(f"  Free registration for “{free_event.name}”: {free_url}")
+        if concert is not None:
+            prices = ", ".join(f"{t.name} {money_format(t.price, t.currency)}" for t in ticket_types)
+            self.stdout.write(f"  Ticket shop of “{concert.name}” ({prices}): {shop_url}")
+        if free_event is not None:
+            free_url = url + reverse("billing:shop", kwargs={"event_id": free_event.pk})
+            self.stdout.write(f"  Free registration for “{free_event.name}”: {free_url}")
+
+    def _seed(self, tenant: Tenant | None, organizer) -> Tenant:
+        """The demo organization and its events, or what a seed cut short left out; marked seeded at the end."""
+        if tenant is None:
+            tenant = tenant_create(name="Demo Events", owner=organizer)
+            Tenant.objects.filter(pk=tenant.pk).update(slug=TENANT_SLUG)
+            tenant.refresh_from_db()
+        Membership.objects.get_or_create(tenant=tenant, user=organizer, defaults={"role": Role.OWNER})
+        event = Event.objects.for_tenant(tenant).filter(slug=EVENT_SLUG).first() or self._event(tenant, organizer)
+        if not Guest.objects.for_event(event).exists():
+            self._guests(event, organizer)
+        concert = Event.objects.for_tenant(tenant).filter(slug=TICKETED_EVENT_SLUG).first() or self._concert(
+            tenant, organizer
+        )
+        self._ticket_types(concert, organizer)
+        self._connected_account(tenant, organizer)
+        self._free_event(tenant, organizer)
+        # Last: a seed cut short (MongoDB has no transaction around it) is completed by the next run.
+        audit_log_record(action=SEEDED, tenant=tenant, actor_user=organizer)
+        return tenant
 
     def _connected_account(self, tenant, organizer) -> ConnectedAccount | None:
         """In test-payment mode, a simulated Stripe account that finished onboarding: the demo sells paid tickets.
