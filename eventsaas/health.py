@@ -12,6 +12,7 @@ is not redirected to HTTPS, opens no session and writes nothing.
 
 import logging
 import os
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -80,11 +81,14 @@ def check_static_files() -> None:
         staticfiles_storage.stored_name("img/favicon.svg")  # ValueError without the manifest (or the file)
 
 
-def check_signing_key() -> None:
-    """The API signs tokens and publishes its JWKS with it (production: JWT_PRIVATE_KEY_FILES, readable)."""
-    from tenants.keys import keyring
+# Checks that only an app can make, added by its AppConfig.ready() (the platform imports no app): tenants adds
+# "signing_key", the key the API signs tokens and publishes its JWKS with.
+_app_checks: dict[str, Callable[[], None]] = {}
 
-    keyring()
+
+def readiness_check_register(name: str, check: Callable[[], None]) -> None:
+    """Run `check` in every /readyz; it raises when this process cannot serve."""
+    _app_checks[name] = check
 
 
 def broker_configured() -> bool:
@@ -97,7 +101,7 @@ def readiness() -> dict[str, str]:
     checks = {"database": check_database, "migrations": check_migrations}
     if broker_configured():
         checks["broker"] = check_broker
-    checks.update(static_files=check_static_files, signing_key=check_signing_key)
+    checks.update(static_files=check_static_files, **_app_checks)
     results = {}
     for name, check in checks.items():
         try:
