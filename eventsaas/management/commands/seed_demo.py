@@ -218,19 +218,18 @@ class Command(BaseCommand):
         audit_log_record(action=SEEDED, tenant=tenant, actor_user=organizer)
         return tenant
 
-    def _connected_account(self, tenant, organizer) -> ConnectedAccount | None:
+    def _connected_account(self, tenant, organizer) -> None:
         """In test-payment mode, a simulated Stripe account that finished onboarding: the demo sells paid tickets.
 
         Its state comes from a signed simulated account.updated applied by the same mirror the Connect webhook
         uses. With real Stripe keys nothing is simulated: the organizer onboards at the Payments page.
         """
         if payments.payment_mode() != "test":
-            return ConnectedAccount.objects.for_tenant(tenant).first()
+            return
         account = connected_account_ensure(tenant=tenant, acting_user=organizer)
         if account.is_test and not account.charges_enabled:
             payload, _signature = payments.simulated_account_event(account=account)
-            account = connected_account_sync(event=json.loads(payload)) or account
-        return account
+            connected_account_sync(event=json.loads(payload))
 
     def _user(self, email, password, **extra):
         user = User.objects.filter(email=email).first()
@@ -291,11 +290,12 @@ class Command(BaseCommand):
             ],
         )
 
-    def _ticket_types(self, event, organizer) -> list[TicketType]:
-        existing = {t.name: t for t in TicketType.objects.for_tenant(event.tenant).filter(event_id=event.pk)}
+    def _ticket_types(self, event, organizer) -> None:
+        types = TicketType.objects.for_tenant(event.tenant).filter(event_id=event.pk)
+        existing = set(types.values_list("name", flat=True))
         for position, (name, price, capacity) in enumerate(TICKET_TYPES):
             if name not in existing:
-                existing[name] = ticket_type_create(
+                ticket_type_create(
                     event=event,
                     acting_user=organizer,
                     name=name,
@@ -305,7 +305,6 @@ class Command(BaseCommand):
                     max_per_order=10 if capacity > 10 else 4,
                     position=position,
                 )
-        return [existing[name] for name, _price, _capacity in TICKET_TYPES]
 
     def _free_event(self, tenant, organizer) -> Event:
         """A published ticketed event with one free ticket type: registration without any payment."""
