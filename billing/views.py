@@ -24,7 +24,7 @@ from billing.shop_page_cache import kept_for_the_public
 from billing.throttling import RETRY_AFTER_SECONDS, checkout_is_throttled
 from events import selectors as events_selectors
 from events.selectors import event_on_sale
-from events.throttling import access_code_missed, access_codes_tried_too_often
+from events.throttling import ticket_types_for_visitor
 from eventsaas.forms import add_service_errors
 from eventsaas.i18n import visitor_language
 from eventsaas.money import money_format
@@ -87,10 +87,12 @@ def shop(request, event_id):
         return _shop_page(request, event, language)
 
 
-def _shop_form(event, data, access_code: str, *, carried=None) -> ShopForm:
-    """The shop's form: bound to a POST, or unbound with `carried` values (the "Update" button's)."""
+def _shop_form(event, data, access_code: str, *, carried=None, types=None) -> ShopForm:
+    """The shop's form: bound to a POST, or unbound with `carried` values (the "Update" button's), over
+    `types`, or the types on sale now (read again after a sold-out answer)."""
     # Types whose free seats are held back for their waitlist come as sold out (billing.hooks).
-    types = events_selectors.ticket_types_for_sale(event=event, access_code=access_code)
+    if types is None:
+        types = events_selectors.ticket_types_for_sale(event=event, access_code=access_code)
     return ShopForm(
         data,
         ticket_types=types,
@@ -144,19 +146,17 @@ def _shop_page(request, event, language, *, waitlist_form: WaitlistJoinForm | No
     shop_post = request.method == "POST" and waitlist_form is None
     data = request.POST if shop_post else None
     code_source = waitlist_form.data if waitlist_form is not None else (data or request.GET)
-    access_code = (code_source.get("code") or "").strip()[:40]
-    codes_throttled = bool(access_code) and access_codes_tried_too_often(request)
-    if codes_throttled:  # no code is looked up for this client for now (events/throttling.py)
-        access_code, status = "", 429
-    attempt = _CheckoutAttempt(_shop_form(event, data, access_code), status=status)
-    if access_code and not any(t.access_code for t in attempt.form.ticket_types):
-        access_code_missed(request)
+    visitor = ticket_types_for_visitor(request, event=event, access_code=(code_source.get("code") or "").strip()[:40])
+    access_code, codes_throttled = visitor.access_code, visitor.refused
+    if codes_throttled:  # the page without what the code would unlock (events/throttling.py)
+        status = 429
+    attempt = _CheckoutAttempt(_shop_form(event, data, access_code, types=visitor.ticket_types), status=status)
     mode = payments.payment_mode()
     if shop_post and "update" in request.POST:
         # Without JavaScript, "Update" shows the total and a name field per ticket for the quantities chosen:
         # the same page with what was typed, nothing checked or reserved yet.
         carried = {key: value for key, value in request.POST.items() if key != "csrfmiddlewaretoken"}
-        attempt = _CheckoutAttempt(_shop_form(event, None, access_code, carried=carried))
+        attempt = _CheckoutAttempt(_shop_form(event, None, access_code, carried=carried, types=visitor.ticket_types))
     elif shop_post:
         attempt = _shop_checkout(request, event, language, attempt.form, access_code)
         if attempt.redirect is not None:

@@ -14,7 +14,7 @@ from events.filters import EventFilterSet, TicketTypeFilterSet
 from events.models import Event, TicketType
 from events.permissions import OrganizerEventApi, organizer_event
 from events.throttling import RETRY_AFTER_SECONDS as ACCESS_CODE_RETRY_AFTER_SECONDS
-from events.throttling import access_code_missed, access_codes_tried_too_often
+from events.throttling import ticket_types_for_visitor
 from eventsaas.api import (
     BAD_REQUEST,
     ERROR,
@@ -305,17 +305,14 @@ class EventTicketTypesApi(FilteredListApi, APIView):
             types = selectors.ticket_type_list(event=event)
             return Response(TicketTypeManagedSerializer(types, many=True).data)
         event = selectors.event_on_sale(event_id=event_id)
-        code = filters["access_code"]
-        if code and access_codes_tried_too_often(request._request):
+        visitor = ticket_types_for_visitor(request._request, event=event, access_code=filters["access_code"])
+        if visitor.refused:
             return Response(
                 {"code": "throttled", "detail": _("Too many wrong access codes. Please wait a minute and try again.")},
                 status=status.HTTP_429_TOO_MANY_REQUESTS,
                 headers={"Retry-After": str(ACCESS_CODE_RETRY_AFTER_SECONDS)},
             )
-        types = selectors.ticket_types_for_sale(event=event, access_code=code)
-        if code and not any(t.access_code for t in types):
-            access_code_missed(request._request)
-        return Response(TicketTypeSerializer(types, many=True).data)
+        return Response(TicketTypeSerializer(visitor.ticket_types, many=True).data)
 
     @extend_schema(
         operation_id="ticket_type_create",
