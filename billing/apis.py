@@ -32,6 +32,7 @@ from eventsaas.api import (
     acting_user,
     paginated_response,
 )
+from eventsaas.logs import answered_on_purpose
 from tenants.permissions import IsOrganizer
 
 # Largest refund or price Stripe takes, in the currency's minor unit.
@@ -302,9 +303,11 @@ class CheckoutApi(APIView):
                 status=status.HTTP_409_CONFLICT,
             )
         except services.PaymentsUnavailable as unavailable:
-            return Response(
-                {"code": "payments_unavailable", "detail": str(unavailable)},
-                status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            return answered_on_purpose(
+                Response(
+                    {"code": "payments_unavailable", "detail": str(unavailable)},
+                    status=status.HTTP_503_SERVICE_UNAVAILABLE,
+                )
             )
         except DjangoValidationError as invalid:
             raise exceptions.ValidationError(_service_errors(invalid)) from None

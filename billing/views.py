@@ -27,6 +27,7 @@ from events.selectors import event_on_sale
 from events.throttling import ticket_types_for_visitor
 from eventsaas.forms import add_service_errors
 from eventsaas.i18n import visitor_language
+from eventsaas.logs import answered_on_purpose
 from eventsaas.money import money_format
 from guests.notifications import rsvp_link
 
@@ -205,6 +206,8 @@ def _shop_page(request, event, language, *, waitlist_form: WaitlistJoinForm | No
     response = render(request, "billing/shop.html", context, status=attempt.status)
     if attempt.status == 429:
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    if attempt.unavailable and attempt.status == 503:
+        answered_on_purpose(response)  # the provider's failure is logged where it was found
     return response
 
 

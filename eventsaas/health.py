@@ -22,6 +22,7 @@ from django.db.migrations.recorder import MigrationRecorder
 from django.http import JsonResponse
 
 from eventsaas.broker import is_folder_broker
+from eventsaas.logs import answered_on_purpose
 from eventsaas.maintenance import maintenance_is_on
 
 logger = logging.getLogger(__name__)
@@ -128,5 +129,6 @@ class HealthCheckMiddleware:
             if maintenance_is_on():
                 # Still ready: reads are served, so a load balancer keeps sending them (eventsaas/maintenance.py).
                 body["maintenance"] = True
-            return JsonResponse(body, status=200 if ready else 503)
+            # Not ready is the answer a probe asks for, not a failure of the request: the failed check is logged.
+            return answered_on_purpose(JsonResponse(body, status=200 if ready else 503))
         return self.get_response(request)

@@ -8,7 +8,8 @@
   process's lines and the task's lines of one request share `request_id`.
 - `RequestLogMiddleware` writes the one line per request: method, path, status, duration, and who asked
   (tenant, user or guest) as far as the request established it. The views that resolve a guest or a
-  tenant say so with `log_context(...)`; nothing is looked up only for the log.
+  tenant say so with `log_context(...)`; nothing is looked up only for the log. A 5xx is an ERROR unless
+  the product gave it on purpose (`answered_on_purpose`: maintenance, payments not available, not ready).
 - settings.LOGGING formats records as JSON (python-json-logger) when LOG_FORMAT=json, the production default,
   or as text for a person watching bin/run.
 """
@@ -17,6 +18,7 @@ import logging
 import time
 from contextvars import ContextVar
 
+from django.http.response import HttpResponseBase
 from django.utils.functional import empty
 from django_guid import get_guid
 
@@ -60,6 +62,17 @@ def _current_task():
     return task
 
 
+def answered_on_purpose(response: HttpResponseBase) -> HttpResponseBase:
+    """Mark a 5xx the product gives on purpose (maintenance, payments not available, not ready yet).
+
+    Its request line is a WARNING, not an ERROR, and Django's django.request does not add an error of its own:
+    nothing broke, and what caused it (a provider's failure, a readiness check) is logged where it was found.
+    """
+    response._answered_on_purpose = True  # type: ignore[attr-defined]
+    response._has_been_logged = True  # type: ignore[attr-defined]  # Django's flag: django.request skips it
+    return response
+
+
 class RequestLogMiddleware:
     """One log line per request; first in the chain after django-guid's, so it times and sees everything."""
 
@@ -88,7 +101,9 @@ class RequestLogMiddleware:
             **_who(request),
             **context,
         }
-        level = logging.ERROR if response.status_code >= 500 else logging.INFO
+        level = logging.INFO
+        if response.status_code >= 500:
+            level = logging.WARNING if getattr(response, "_answered_on_purpose", False) else logging.ERROR
         request_logger.log(
             level,
             "%s %s %s %.1fms",

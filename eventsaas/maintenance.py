@@ -22,6 +22,8 @@ from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.translation import gettext as _
 
+from eventsaas.logs import answered_on_purpose
+
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
@@ -59,4 +61,4 @@ class MaintenanceMiddleware:
         else:
             response = HttpResponse(render_to_string("maintenance.html", request=request), status=503)
         response["Retry-After"] = str(settings.MAINTENANCE_RETRY_SECONDS)
-        return response
+        return answered_on_purpose(response)

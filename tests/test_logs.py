@@ -1,14 +1,18 @@
 """One log line per request (request id, tenant, user or guest, status, duration), JSON in production, and the
 request id carried into the tasks the request enqueues."""
 
+import io
 import json
 import logging
 import uuid
 
 import pytest
 from django.conf import settings
+from django.core.management import call_command
+from django.db import OperationalError
 from pythonjsonlogger.json import JsonFormatter
 
+from eventsaas import health
 from eventsaas.logs import RequestIdFilter
 from rsvp.views import SESSION_CODE, SESSION_GUEST
 from tenants.tokens import guest_access_token
@@ -87,6 +91,25 @@ def test_server_errors_are_logged_as_errors(client, request_lines, monkeypatch):
 
     (line,) = request_lines()
     assert (line.status, line.levelname) == (500, "ERROR")
+
+
+@pytest.mark.parametrize("answer", ["maintenance", "not ready"])
+def test_a_503_given_on_purpose_is_one_warning_not_an_error(client, request_lines, caplog, monkeypatch, answer):
+    """Maintenance refusing a write and a probe told "not ready" are answers, not failures: an ERROR (twice, with
+    Django's own django.request line) would page an operator for what they switched on or are already told."""
+    if answer == "maintenance":
+        call_command("maintenance", "on", stdout=io.StringIO())
+        try:
+            response = client.post("/rsvp/", {"code": "ABC", "last_name": "Doe"})
+        finally:
+            call_command("maintenance", "off", stdout=io.StringIO())
+    else:
+        monkeypatch.setattr(health, "check_database", lambda: (_ for _ in ()).throw(OperationalError("refused")))
+        response = client.get("/readyz")
+
+    assert response.status_code == 503
+    assert [(line.status, line.levelname) for line in request_lines()] == [(503, "WARNING")]
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
 
 
 def test_production_lines_are_json_objects(client, request_lines):

@@ -9,6 +9,7 @@ transaction commits, i.e. inside django_capture_on_commit_callbacks(execute=True
 # ruff: noqa: F811
 
 import json
+import logging
 import uuid
 
 import pytest
@@ -296,7 +297,9 @@ def test_without_a_way_to_pay_checkout_is_503_and_reserves_nothing(concert, stal
     assert seats(stalls) == (0, 0) and not Order.objects.exists()
 
 
-def test_when_the_payment_provider_fails_checkout_is_503_and_the_seats_are_released(concert, stalls, monkeypatch):
+def test_when_the_payment_provider_fails_checkout_is_503_and_the_seats_are_released(
+    concert, stalls, monkeypatch, caplog
+):
     def refuse(**kwargs):
         raise payments.PaymentProviderError("Stripe is down")
 
@@ -308,6 +311,9 @@ def test_when_the_payment_provider_fails_checkout_is_503_and_the_seats_are_relea
     assert response.json()["code"] == "payments_unavailable"
     assert seats(stalls) == (0, 0)
     assert list(Order.objects.values_list("status", flat=True)) == [Order.Status.CANCELLED]
+    # Logged once as the warning it is (the provider's failure), not as a server error of ours.
+    assert "Stripe is down" in caplog.text
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
 
 
 def test_the_order_speaks_the_language_the_client_asks_for_else_the_events(tenant):

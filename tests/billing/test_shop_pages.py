@@ -1,6 +1,7 @@
 """The public ticket shop of an event: what it shows, what it refuses and what a POST starts."""
 
 import datetime as dt
+import logging
 import re
 
 import pytest
@@ -427,7 +428,7 @@ def test_without_any_payment_mode_the_shop_says_sales_are_closed_and_post_is_503
 
 
 def test_payment_provider_failure_is_503_keeps_the_form_and_frees_the_seats(
-    client, concert, general, settings, monkeypatch
+    client, concert, general, settings, monkeypatch, caplog
 ):
     def provider_down(**kwargs):
         raise payments.PaymentProviderError("Stripe is down")
@@ -443,6 +444,9 @@ def test_payment_provider_failure_is_503_keeps_the_form_and_frees_the_seats(
     general.refresh_from_db()
     assert (general.sold, general.reserved) == (0, 0)
     assert set(Order.objects.values_list("status", flat=True)) <= {Order.Status.CANCELLED}
+    # The provider's failure is the warning to act on; the page answered as designed (no ERROR, no traceback).
+    assert "Stripe is down" in caplog.text
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
 
 
 def test_checkout_attempts_are_throttled_per_client(client, concert, general, settings):
