@@ -150,6 +150,20 @@ class WaitlistMachine(TicketedEventMachine):
         )
         Stats.claims += 1
 
+    @rule(person=st.sampled_from(PEOPLE), index=st.integers(0, 20))
+    def seat_freed_then_claimed(self, person, index):
+        """The waitlist's common path as one step: two people join the line, a held seat comes back (its order
+        expires, or a paid one is refunded), the offer goes out and its link is clicked; the second still waits.
+        Left to the separate rules, a walk reached a claim by luck (1 walk in 40), so the claim's arrows were
+        barely walked."""
+        self.join(person)
+        self.join(PEOPLE[(PEOPLE.index(person) + 1) % len(PEOPLE)])
+        if self.order(index, Order.Status.PENDING) is not None:
+            self.order_expires(index)
+        else:
+            self.full_refund(index)
+        self.claim(index)
+
     @rule(index=st.integers(0, 20), offered=st.booleans())
     def leave(self, index, offered):
         entry = self.entry(index, WaitlistEntry.Status.OFFERED if offered else WaitlistEntry.Status.WAITING)
