@@ -206,7 +206,7 @@ def invitation_create(
     if not acting_membership.can_manage_team:
         raise PermissionDenied(_("Only an owner can invite teammates."))
     if role not in Role.values or role == Role.OWNER:
-        raise ValidationError({"role": _("Choose admin or viewer.")})
+        raise ValidationError({"role": _("Choose admin, viewer or door staff.")})
     email = User.objects.normalize_email(email).lower()
     if Membership.objects.for_tenant(tenant).filter(user__email=email).exists():
         raise ValidationError({"email": _("This person is already a member.")})
