@@ -210,6 +210,14 @@ def invitation_create(
     email = User.objects.normalize_email(email).lower()
     if Membership.objects.for_tenant(tenant).filter(user__email=email).exists():
         raise ValidationError({"email": _("This person is already a member.")})
+    pending = Invitation.objects.for_tenant(tenant).filter(
+        email=email, accepted_at__isnull=True, expires_at__gt=timezone.now()
+    )
+    if pending.exists():
+        # A second link would leave two live ones with different roles; resending keeps one.
+        raise ValidationError(
+            {"email": _("This address already has a pending invitation: send it again from the list below.")}
+        )
     invitation = Invitation.objects.create(
         tenant=tenant,
         email=email,
