@@ -18,6 +18,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import formats, timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from billing import exports, selectors, services
@@ -161,6 +162,8 @@ def _order_page(request, event, order, *, refund_form=None, status=200):
     labels = {q["key"]: q["label"] for q in order.event.questions or []}
     answers = [(labels.get(key, key), value) for key, value in (order.answers or {}).items()]
     audit = selectors.order_history(order=order, tickets=tickets)
+    for entry in audit:
+        entry.label = ORDER_HISTORY_LABELS.get(entry.action, entry.action)
     can_refund = request.membership.can_edit and order.status in services.REFUNDABLE and order.refundable_amount > 0
     context = {
         "event": event,
@@ -185,6 +188,22 @@ def _order_page(request, event, order, *, refund_form=None, status=200):
         "refund_form": refund_form or RefundForm(currency=order.currency),
     }
     return render(request, "billing/organizer/order_detail.html", context, status=status)
+
+
+# The order page's history in words; an action without a label (a new one) shows its code.
+ORDER_HISTORY_LABELS = {
+    "order.created": gettext_lazy("Order placed"),
+    "order.paid": gettext_lazy("Paid"),
+    "order.expired": gettext_lazy("Expired"),
+    "order.cancelled": gettext_lazy("Cancelled"),
+    "order.refunded": gettext_lazy("Refund"),
+    "order.refund_due": gettext_lazy("Needs a refund"),
+    "order.amount_mismatch": gettext_lazy("Paid amount differs from the order"),
+    "order.review_accepted": gettext_lazy("Review accepted"),
+    "order.confirmation_resent": gettext_lazy("Tickets email sent again"),
+    "ticket.checked_in": gettext_lazy("Ticket checked in"),
+    "ticket.voided": gettext_lazy("Ticket voided"),
+}
 
 
 def order_detail(request, event_id, order_id):

@@ -76,7 +76,8 @@ class MemberAnswerForm(EventQuestionsMixin, forms.Form):
 
     def clean(self):
         cleaned = super().clean()
-        if cleaned.get("attending") == COMING and not cleaned.get("num_guests"):
+        # A count the field refused already has its own error (too many, not a number).
+        if cleaned.get("attending") == COMING and not cleaned.get("num_guests") and "num_guests" not in self.errors:
             self.add_error("num_guests", _("Tell us how many people are coming (at least 1)."))
         if cleaned.get("attending") in (NOT_COMING, LATER):
             cleaned["num_guests"] = 0

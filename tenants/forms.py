@@ -41,9 +41,11 @@ class SignupForm(forms.Form):
 
 class InvitationForm(forms.Form):
     email = forms.EmailField(label=_("Email"))
+    # Owners are made from members (the team's role change), never invited (tenants.services.invitation_create).
     role = forms.ChoiceField(
         label=_("Role"),
-        choices=Role.choices,
+        choices=[(value, label) for value, label in Role.choices if value != Role.OWNER],
+        initial=Role.ADMIN,
     )
 
 

@@ -206,10 +206,18 @@ def invitation_create(
     if not acting_membership.can_manage_team:
         raise PermissionDenied(_("Only an owner can invite teammates."))
     if role not in Role.values or role == Role.OWNER:
-        raise ValidationError({"role": _("Choose admin or viewer.")})
+        raise ValidationError({"role": _("Choose admin, viewer or door staff.")})
     email = User.objects.normalize_email(email).lower()
     if Membership.objects.for_tenant(tenant).filter(user__email=email).exists():
         raise ValidationError({"email": _("This person is already a member.")})
+    pending = Invitation.objects.for_tenant(tenant).filter(
+        email=email, accepted_at__isnull=True, expires_at__gt=timezone.now()
+    )
+    if pending.exists():
+        # A second link would leave two live ones with different roles; resending keeps one.
+        raise ValidationError(
+            {"email": _("This address already has a pending invitation: send it again from the list below.")}
+        )
     invitation = Invitation.objects.create(
         tenant=tenant,
         email=email,
