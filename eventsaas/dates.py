@@ -15,7 +15,7 @@ import importlib.resources
 import zoneinfo
 
 from django.core.exceptions import ValidationError
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.dateformat import format as date_format
 from django.utils.translation import gettext_lazy as _
 
@@ -72,6 +72,15 @@ def event_local(value, tz=None):
 _DAY_FORMAT = "D j M Y"
 _DAY_FORMAT_SAME_YEAR = "D j M"
 _TIME_FORMAT = "H:i"
+# Django's "M" capitalises the month ("Dic"), right in English and wrong in languages that write
+# month names in lower case within a sentence ("sáb 5 dic 2026"); those take "b", its lower-case twin.
+_LOWER_CASE_MONTHS = frozenset({"ca", "es", "fr", "it", "nl", "pt"})
+
+
+def _day_format(day_format: str) -> str:
+    if (translation.get_language() or "en").split("-")[0] in _LOWER_CASE_MONTHS:
+        return day_format.replace("M", "b")
+    return day_format
 
 
 def zone_label(value: dt.datetime) -> str:
@@ -100,7 +109,7 @@ def zone_from(tz: "dt.tzinfo | str | None") -> "dt.tzinfo | None":
 
 
 def _formatted(local: dt.datetime, day_format: str) -> str:
-    return f"{date_format(local, day_format)}, {date_format(local, _TIME_FORMAT)}"
+    return f"{date_format(local, _day_format(day_format))}, {date_format(local, _TIME_FORMAT)}"
 
 
 def format_event_datetime(value, tz: "dt.tzinfo | str | None" = None, *, with_label: bool = True) -> str:

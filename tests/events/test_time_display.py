@@ -84,6 +84,14 @@ def test_names_follow_the_active_language():
         assert format_event_datetime(WINTER_MOMENT, "Europe/Madrid").startswith("sáb 5")
 
 
+def test_spanish_writes_the_month_in_lower_case_as_in_a_sentence():
+    """Django capitalises "M" ("Dic"); Spanish writes "5 dic 2026", English keeps "5 Dec 2026"."""
+    with translation.override("es"):
+        assert format_event_datetime(WINTER_MOMENT, "Europe/Madrid") == "sáb 5 dic 2026, 18:30 CET"
+    with translation.override("en"):
+        assert format_event_datetime(WINTER_MOMENT, "Europe/Madrid") == "Sat 5 Dec 2026, 18:30 CET"
+
+
 # --- the picker ----------------------------------------------------------------------------------
 
 
