@@ -113,6 +113,9 @@ class EventForm(forms.ModelForm):
             )
             self.order_fields(["kind"])
             self.fields["attendee_names_required"].help_text = _("Ticketed events only.")
+            # Creating an event already archived makes it vanish from the list it was made in.
+            status = cast(forms.ChoiceField, self.fields["status"])
+            status.choices = [choice for choice in status.choices if choice[0] != Event.Status.ARCHIVED]
         elif not self.instance.is_ticketed:
             del self.fields["attendee_names_required"]
         if self.instance._state.adding:

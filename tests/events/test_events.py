@@ -106,6 +106,8 @@ def test_create_page_parses_custom_questions(owner_client, tenant):
         ({"starts_at": ""}, "starts_at"),
         ({"name": ""}, "name"),
         ({"questions_text": "Meal?\nMeal?"}, "questions_text"),
+        # An event created archived would vanish from the list it was created from.
+        ({"status": Event.Status.ARCHIVED}, "status"),
     ],
 )
 def test_create_page_refuses_invalid_input(owner_client, tenant, overrides, field):
@@ -114,6 +116,18 @@ def test_create_page_refuses_invalid_input(owner_client, tenant, overrides, fiel
     assert response.status_code == 400
     assert field in response.context["form"].errors
     assert not Event.objects.filter(tenant=tenant).exists()
+
+
+def test_create_page_offers_no_archived_status_and_the_edit_page_does(owner_client, tenant):
+    offered = [
+        value for value, _label in owner_client.get(_create_url(tenant)).context["form"].fields["status"].choices
+    ]
+    event = EventFactory(tenant=tenant)
+    on_edit = [value for value, _label in owner_client.get(_edit_url(event)).context["form"].fields["status"].choices]
+
+    assert Event.Status.ARCHIVED not in offered
+    assert Event.Status.PUBLISHED in offered
+    assert Event.Status.ARCHIVED in on_edit
 
 
 def test_viewer_cannot_create_events(member_client, tenant):
