@@ -11,6 +11,7 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse, HttpResponseBadRequest, HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -376,11 +377,22 @@ def order_page(request, order):
             # The buyer is a guest of the event once the tickets are issued (billing.services.holders).
             "holder": holder,
             "guest_login_url": rsvp_link(holder) if holder else "",
+            "shop_url": _shop_url_to_try_again(order),
         },
     )
     if waiting:
         response["Refresh"] = "3"
     return response
+
+
+def _shop_url_to_try_again(order) -> str:
+    """The shop's address under an order that ended unpaid, while the event still sells; else ""."""
+    if order.status not in (order.Status.EXPIRED, order.Status.CANCELLED):
+        return ""
+    event = order.event
+    if not event.is_on_sale or (event.ends_at or event.starts_at) <= timezone.now():
+        return ""
+    return reverse("billing:shop", kwargs={"event_id": event.pk})
 
 
 @require_http_methods(["GET", "POST"])

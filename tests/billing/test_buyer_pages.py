@@ -1,10 +1,12 @@
 """The buyer's side after the shop: the test checkout, the order page with its tickets, cancelling."""
 
 import re
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 import pytest
 from django.core import mail
+from django.utils import timezone
 
 from billing import services
 from billing.models import Order, Ticket
@@ -361,3 +363,40 @@ def test_test_checkout_is_404_for_an_order_that_is_not_a_test(client, concert, g
 
     assert client.get(path_of(order.checkout_url)).status_code == 404
     assert TicketType.objects.get(pk=general.pk).sold == 0
+
+
+# --- After an order ended unpaid ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("status", [Order.Status.EXPIRED, Order.Status.CANCELLED])
+def test_an_order_that_ended_unpaid_leads_back_to_the_tickets_while_the_event_sells(client, concert, general, status):
+    order = start_order(client, concert, general)
+    Order.objects.filter(pk=order.pk).update(status=status)
+
+    response = client.get(services.order_page_path(order))
+
+    assert f'href="/e/{concert.pk}/"' in response.content.decode()
+    assert "Back to the tickets" in text_of(response)
+
+
+@pytest.mark.parametrize("ended", ["archived", "past"])
+def test_no_way_back_to_the_tickets_once_the_event_no_longer_sells(client, concert, general, ended):
+    order = start_order(client, concert, general)
+    Order.objects.filter(pk=order.pk).update(status=Order.Status.EXPIRED)
+    if ended == "archived":
+        Event.objects.filter(pk=concert.pk).update(status=Event.Status.ARCHIVED)
+    else:
+        Event.objects.filter(pk=concert.pk).update(starts_at=timezone.now() - timedelta(days=2), ends_at=None)
+
+    response = client.get(services.order_page_path(order))
+
+    assert response.status_code == 200
+    assert "This order expired before it was paid." in text_of(response)
+    assert "Back to the tickets" not in text_of(response)
+
+
+def test_a_paid_order_has_no_way_back_to_the_tickets(client, concert, general, django_capture_on_commit_callbacks):
+    order = start_order(client, concert, general)
+    pay(client, order, django_capture_on_commit_callbacks)
+
+    assert "Back to the tickets" not in text_of(client.get(services.order_page_path(order)))

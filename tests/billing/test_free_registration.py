@@ -133,6 +133,8 @@ def test_the_shop_of_a_free_event_says_register_and_registers_without_payments(
     assert response["Location"] == services.order_page_path(order)
     page = client.get(response["Location"])
     assert "You are registered" in text_of(page)
+    # A free order was never paid: its status says what the visitor did.
+    assert re.search(r'data-testid="order-status">\s*Registered\s*<', page.content.decode())
     assert Guest.objects.get(event=meetup).code in text_of(page)
     assert len(mailoutbox) == 1
 

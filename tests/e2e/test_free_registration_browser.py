@@ -29,7 +29,7 @@ def test_a_free_registration_gives_tickets_at_once_and_a_guest_page_with_them(li
     page.get_by_role("button", name="Register").click()
 
     expect(page).to_have_url(re.compile(r"/orders/[0-9a-f-]{36}/[^/]+/$"))
-    expect(page.get_by_test_id("order-status")).to_have_text("Paid")
+    expect(page.get_by_test_id("order-status")).to_have_text("Registered")
     expect(page.get_by_test_id("registered")).to_be_visible()
     expect(page.get_by_test_id("ticket")).to_have_count(2)
     guest = Guest.objects.get(event=event)
