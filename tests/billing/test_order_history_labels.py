@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from billing import services
-from billing.services import CheckoutItem, CheckoutRequest
+from tests.billing.conftest import buy
 from tests.factories import TicketedEventFactory, TicketTypeFactory
 
 pytestmark = pytest.mark.django_db
@@ -17,14 +17,7 @@ def paid_order(tenant, django_capture_on_commit_callbacks):
     concert = TicketedEventFactory(tenant=tenant, name="Spring concert", timezone="Europe/Madrid")
     general = TicketTypeFactory(event=concert, name="General", price=2500, capacity=50)
     with django_capture_on_commit_callbacks(execute=True):
-        order = services.checkout_start(
-            event=concert,
-            request=CheckoutRequest(
-                items=[CheckoutItem(ticket_type_id=str(general.pk), quantity=1)],
-                buyer_name="Ann Lee",
-                buyer_email="ann@example.com",
-            ),
-        )
+        order = buy(concert, (general, 1))
         services.order_simulate_payment(order=order)
     return order
 
