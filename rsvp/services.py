@@ -563,7 +563,8 @@ def change_request_create(
     """The guest asks the organizer to change their answer after the deadline.
 
     The proposed answer is checked against the household now (members, counts,
-    details) so an organizer is never asked to approve something impossible. One
+    details) so an organizer is never asked to approve something impossible, or
+    something that is the answer already (ValidationError, code "unchanged"). One
     request per guest is open at a time: asking again while one is pending
     replaces its proposal and message.
     """
@@ -581,11 +582,17 @@ def change_request_create(
     message = (message or "").strip()
     if len(message) > ChangeRequest.MESSAGE_MAX_LENGTH:
         raise ValidationError({"message": _("At most %(max)s characters.") % {"max": ChangeRequest.MESSAGE_MAX_LENGTH}})
-    rsvp_preview(guest=guest, answer=answer)
+    plan = rsvp_preview(guest=guest, answer=answer)
     proposed = answer.as_data()
     pending = ChangeRequest.objects.filter(
         tenant_id=guest.tenant_id, event_id=guest.event_id, guest_id=guest.pk, status=ChangeRequest.Status.PENDING
     )
+    # Nothing to decide: the organizer would approve a request that changes nothing. With a request
+    # open, the same answer replaces it ("keep my answer after all") so the organizer sees the change of mind.
+    if not _writes(plan, by_organizer=True) and not pending.exists():
+        raise ValidationError(
+            _("This is your answer already: there is nothing for the organizer to change."), code="unchanged"
+        )
     request = None
     for _attempt in range(3):
         if pending.update(proposed=proposed, message=message, created_at=now):

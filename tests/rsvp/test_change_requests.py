@@ -148,6 +148,55 @@ def test_a_proposal_that_does_not_fit_the_household_is_refused(anna_lisa):
     assert not ChangeRequest.objects.exists()
 
 
+def test_asking_for_the_answer_already_given_is_refused(anna_lisa):
+    """Both are coming: asking that both come would put a request on the dashboard that changes nothing."""
+    anna, _lisa = anna_lisa
+
+    with pytest.raises(ValidationError) as refused:
+        change_request_create(guest=anna, answer=HouseholdAnswer(attending=True, num_guests=2), message="")
+
+    assert refused.value.error_list[0].code == "unchanged"
+    assert not ChangeRequest.objects.exists()
+    assert not AuditLog.objects.filter(action="rsvp.change_requested").exists()
+
+
+def test_with_a_request_open_the_answer_already_given_replaces_it(anna_lisa):
+    """A change of mind ("keep our answer after all") reaches the organizer instead of the old request."""
+    anna, lisa = anna_lisa
+    first = change_request_create(guest=anna, answer=_lisa_absent(anna, lisa), message="Lisa is ill.")
+
+    second = change_request_create(guest=anna, answer=HouseholdAnswer(attending=True, num_guests=2), message="Better.")
+
+    assert second.pk == first.pk
+    assert ChangeRequest.objects.get().proposed["num_guests"] == 2
+
+
+def test_the_guest_page_says_when_the_request_would_change_nothing(client, anna_lisa):
+    anna, _lisa = anna_lisa
+    _guest_login(client, anna)
+
+    response = client.post("/rsvp/change-request/", household_post(row("yes", 1), row("yes", 1), message="Hi"))
+
+    assert response.status_code == 400
+    assert "This is your answer already" in response.content.decode()
+    assert not ChangeRequest.objects.exists()
+
+
+def test_the_guest_api_says_when_the_request_would_change_nothing(client, anna_lisa):
+    anna, _lisa = anna_lisa
+
+    response = client.post(
+        "/api/v1/rsvp/change-request",
+        {"answer": {"attending": True, "num_guests": 2}},
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {_guest_token(client, anna)}",
+    )
+
+    assert response.status_code == 400, response.content
+    assert "This is your answer already" in str(response.json()["errors"]["answer"])
+    assert not ChangeRequest.objects.exists()
+
+
 # --- deciding --------------------------------------------------------------------------------------
 
 
