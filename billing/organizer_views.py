@@ -405,6 +405,7 @@ def payments(request):
         "state": account.state if account is not None else "none",
         "returned": request.GET.get("returned") == "1",
         "payment_mode": payments_module.payment_mode(),
+        "zone_name": timezone.get_current_timezone_name(),
     }
     return render(request, "billing/organizer/payments.html", context)
 

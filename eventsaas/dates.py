@@ -123,6 +123,13 @@ def format_event_datetime(value, tz: "dt.tzinfo | str | None" = None, *, with_la
     return text
 
 
+def format_event_day(value, tz: "dt.tzinfo | str | None" = None) -> str:
+    """Only the day, in the event's (or page's) zone: "Sat 5 Dec 2026"; "" for no date."""
+    if not isinstance(value, dt.datetime):
+        return ""
+    return date_format(event_local(value, zone_from(tz)), _day_format(_DAY_FORMAT))
+
+
 def format_event_clock(value, tz: "dt.tzinfo | str | None" = None) -> str:
     """The time of day in the event's zone, with the zone: "18:30 CET"; "" for no date."""
     if not isinstance(value, dt.datetime):

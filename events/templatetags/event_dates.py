@@ -4,6 +4,7 @@
 `{{ order.created_at|event_time:event }}`: "Sat 5 Dec 2026, 18:30 CET" (the argument: an event or a zone name).
 `{% event_range event %}`: "Sat 5 Dec 2026, 22:00 – Sun 6 Dec, 02:00 CET" (both dates past midnight).
 `{{ order.expires_at|event_clock:event }}`: "18:30 CET".
+`{{ membership.created_at|event_day:zone_name }}`: "Sat 5 Dec 2026", for a day without its time.
 `{{ event|event_zone }}`: "Europe/Madrid (CET)", for the line that says which zone a page uses.
 """
 
@@ -11,7 +12,14 @@ from django import template
 from django.utils import timezone
 
 from eventsaas.dates import event_local as _event_local
-from eventsaas.dates import format_event_clock, format_event_datetime, format_event_range, zone_from, zone_label
+from eventsaas.dates import (
+    format_event_clock,
+    format_event_datetime,
+    format_event_day,
+    format_event_range,
+    zone_from,
+    zone_label,
+)
 
 register = template.Library()
 
@@ -53,3 +61,9 @@ def event_zone(event_or_zone):
 def event_clock(value, event_or_zone):
     """Only the time of day in the event's zone, with its label: "18:30 CET"."""
     return format_event_clock(value, _zone_of(event_or_zone))
+
+
+@register.filter
+def event_day(value, event_or_zone):
+    """Only the day in the event's zone (or a zone's name): "Sat 5 Dec 2026"."""
+    return format_event_day(value, _zone_of(event_or_zone))

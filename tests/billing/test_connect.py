@@ -3,6 +3,7 @@ account's state mirrored from Connect webhooks (their own endpoint and secret, s
 disconnection, and paid tickets gated on the account taking charges (free ones always sell)."""
 
 import copy
+import datetime as dt
 import json
 
 import pytest
@@ -391,6 +392,15 @@ def test_the_payments_page_shows_the_account_state(tenant, owner_client, fields,
 
     assert f'data-state="{state}"' in page and shown in page
     assert 'data-testid="onboarding"' in page
+
+
+def test_the_payments_page_says_when_stripe_last_wrote_with_its_zone(tenant, owner_client):
+    account = connected_account_for(tenant)
+    ConnectedAccount.objects.filter(pk=account.pk).update(synced_at=dt.datetime(2026, 12, 5, 16, 32, tzinfo=dt.UTC))
+
+    page = owner_client.get(payments_url(tenant)).content.decode()
+
+    assert "Last update from Stripe: Sat 5 Dec 2026, 16:32 UTC" in page
 
 
 # --- Test-payment mode: simulated onboarding --------------------------------------------------------------------------

@@ -127,6 +127,24 @@ def test_the_page_lists_members_and_invitations_with_their_dates(tenant, team):
     assert "Joined" in body and "Sent" in body and "Expires" in body and "expired" in body
 
 
+def test_the_page_shows_dates_the_way_every_other_page_does(tenant, team, settings):
+    """ "Sat 5 Dec 2026", as the event pages, not Django's "Dec. 5, 2026"; in Spanish "sáb 5 dic 2026"."""
+    moment = timezone.make_aware(timezone.datetime(2026, 12, 5, 10, 0), timezone.get_fixed_timezone(0))
+    Membership.objects.filter(pk=team["teammate"].pk).update(created_at=moment)
+    Invitation.objects.filter(pk=team["invitation"].pk).update(
+        created_at=moment, expires_at=timezone.now() + timedelta(days=3)
+    )
+    client = _client(team["owner"])
+
+    english = client.get(f"/o/{tenant.slug}/team/").content.decode()
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "es"
+    spanish = client.get(f"/o/{tenant.slug}/team/").content.decode()
+
+    assert "<td data-joined>Sat 5 Dec 2026</td>" in english
+    assert "Dec. 5, 2026" not in english
+    assert "<td data-joined>sáb 5 dic 2026</td>" in spanish
+
+
 def test_resend_extends_an_expired_invitation_and_sends_the_same_link(tenant, team):
     invitation = team["invitation"]
     invitation.expires_at = timezone.now() - timedelta(days=1)
