@@ -19,9 +19,10 @@ class EventAdmin(admin.ModelAdmin):
     date_hierarchy = "starts_at"
 
     def get_readonly_fields(self, request, obj=None):
-        # The kind is chosen at creation: a ticketed event with orders cannot become invite-only.
+        # The kind is chosen at creation: a ticketed event with orders cannot become invite-only. The
+        # organization too: guests, ticket types, orders and tickets copy the event's tenant.
         if obj is not None:
-            return [*self.readonly_fields, "kind"]
+            return [*self.readonly_fields, "tenant", "kind"]
         return self.readonly_fields
 
 

@@ -44,6 +44,12 @@ class GuestAdmin(admin.ModelAdmin):
     list_per_page = 100
     show_full_result_count = False  # COUNT(*) over 100,000 guests on every page is wasted work
 
+    def get_readonly_fields(self, request, obj=None):
+        # A guest stays with its event: its household, code, answers and tickets belong to that event.
+        if obj is not None:
+            return [*self.readonly_fields, "event"]
+        return self.readonly_fields
+
     def get_search_results(self, request, queryset, search_term):
         """Each word in the stored search key or the email: the organizer's search (guests.selectors)."""
         queryset, may_have_duplicates = super().get_search_results(request, queryset, "")
