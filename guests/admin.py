@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.utils.translation import gettext_lazy as _
 
 from guests import services
 from guests.codes import name_key
@@ -24,7 +25,7 @@ class GuestAdmin(admin.ModelAdmin):
     ]
     list_filter = ["status", "event", "tenant"]
     search_fields = ["email"]
-    search_help_text = "Names and codes without accents, case or punctuation (“perez”, “obrien”), or an email."
+    search_help_text = _("Names and codes without accents, case or punctuation (“perez”, “obrien”), or an email.")
     list_select_related = ["event", "tenant"]
     autocomplete_fields = ["event"]
     exclude = ["tenant"]  # always the event's

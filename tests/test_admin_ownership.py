@@ -71,3 +71,13 @@ def test_staff_cannot_move_a_guest_to_another_event(staff_client):
     guest.refresh_from_db()
     assert guest.event_id != elsewhere.pk
     assert Event.objects.filter(pk=guest.event_id, tenant_id=guest.tenant_id).exists()
+
+
+def test_the_guest_search_help_is_in_the_staff_members_language(staff_client):
+    GuestFactory()
+
+    response = staff_client.get(reverse("admin:guests_guest_changelist"), HTTP_ACCEPT_LANGUAGE="es")
+
+    page = response.content.decode()
+    assert "Nombres y códigos sin tildes" in page
+    assert "Names and codes without accents" not in page
