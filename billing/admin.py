@@ -39,6 +39,10 @@ class TicketInline(ReadOnlyInline):
     readonly_fields = fields
     ordering = ["seat"]
 
+    def get_queryset(self, request):
+        # Each row shows its ticket type and door person: one query for the order, not one per ticket.
+        return super().get_queryset(request).select_related("ticket_type", "checked_in_by")
+
     @admin.display(description=_("code"))
     def display_code(self, obj):
         return obj.display_code
@@ -78,11 +82,20 @@ def _json(value) -> str:
 
 @admin.register(Order)
 class OrderAdmin(UuidSearchMixin, admin.ModelAdmin):
-    list_display = ["created_at", "buyer_name", "buyer_email", "event", "status", "total_display", "is_test"]
+    list_display = [
+        "created_at",
+        "buyer_name",
+        "buyer_email",
+        "event",
+        "tenant",
+        "status",
+        "total_display",
+        "is_test",
+    ]
     list_filter = ["status", "attention", "is_test"]
-    search_fields = ["buyer_email", "buyer_name", "stripe_session_id", "stripe_payment_intent_id"]
+    search_fields = ["buyer_email", "buyer_name", "stripe_session_id", "stripe_payment_intent_id", "tenant__name"]
     uuid_search_fields = ["pk"]
-    list_select_related = ["event"]
+    list_select_related = ["event", "tenant"]
     date_hierarchy = "created_at"
     inlines = [TicketInline, LedgerEntryInline]
     fieldsets = [
@@ -165,10 +178,10 @@ class OrderAdmin(UuidSearchMixin, admin.ModelAdmin):
 
 @admin.register(Ticket)
 class TicketAdmin(admin.ModelAdmin):
-    list_display = ["display_code", "event", "ticket_type", "attendee_name", "status", "checked_in_at"]
+    list_display = ["display_code", "event", "tenant", "ticket_type", "attendee_name", "status", "checked_in_at"]
     list_filter = ["status"]
     search_fields = ["code", "attendee_name", "order__buyer_email"]
-    list_select_related = ["event", "ticket_type"]
+    list_select_related = ["event", "tenant", "ticket_type"]
     fields = (
         "display_code",
         "tenant",
@@ -214,11 +227,11 @@ class TicketAdmin(admin.ModelAdmin):
 class LedgerEntryAdmin(ReadOnlyAdminMixin, UuidSearchMixin, admin.ModelAdmin):
     """Append-only: entries are booked by the services once per Stripe object; nobody edits or removes them."""
 
-    list_display = ["created_at", "kind", "amount_display", "order", "stripe_object_id"]
+    list_display = ["created_at", "kind", "amount_display", "order", "tenant", "stripe_object_id"]
     list_filter = ["kind", "currency"]
     search_fields = ["stripe_object_id", "order__buyer_email"]
     uuid_search_fields = ["order_id"]
-    list_select_related = ["order"]
+    list_select_related = ["order", "tenant"]
     date_hierarchy = "created_at"
     fields = ("created_at", "tenant", "event", "order", "kind", "amount_display", "currency", "stripe_object_id")
     readonly_fields = fields

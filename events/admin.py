@@ -19,9 +19,10 @@ class EventAdmin(admin.ModelAdmin):
     date_hierarchy = "starts_at"
 
     def get_readonly_fields(self, request, obj=None):
-        # The kind is chosen at creation: a ticketed event with orders cannot become invite-only.
+        # The kind is chosen at creation: a ticketed event with orders cannot become invite-only. The
+        # organization too: guests, ticket types, orders and tickets copy the event's tenant.
         if obj is not None:
-            return [*self.readonly_fields, "kind"]
+            return [*self.readonly_fields, "tenant", "kind"]
         return self.readonly_fields
 
 
@@ -32,9 +33,17 @@ class TicketTypeAdminForm(forms.ModelForm):
 
     def clean(self):
         cleaned = super().clean()
-        event = cleaned.get("event")
+        event = cleaned.get("event") if self.instance._state.adding else self.instance.event
         if event is not None and not event.is_ticketed:
             raise ValidationError({"event": _("Only ticketed events sell tickets.")})
+        currency = cleaned.get("currency")
+        if event is not None and currency:
+            # Here rather than only in save_model: a refusal there would still be reported as saved.
+            stored = None if self.instance._state.adding else self.instance
+            try:
+                services.ticket_type_currency_check(event=event, ticket_type=stored, currency=currency)
+            except ValidationError as error:
+                self.add_error(None, error)
         return cleaned
 
 
@@ -77,6 +86,24 @@ class TicketTypeAdmin(admin.ModelAdmin):
         if obj is not None:
             return [*self.readonly_fields, "event"]
         return self.readonly_fields
+
+    def has_delete_permission(self, request, obj=None):
+        # A type with seats sold or held stays: a pending checkout would pay for a type that no longer exists.
+        if obj is not None and obj.sold + obj.reserved:
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def get_actions(self, request):
+        # The bulk delete would skip the per-row check above; one at a time, through the service.
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def delete_model(self, request, obj):
+        try:
+            services.ticket_type_delete(ticket_type=obj, acting_user=request.user)
+        except ValidationError as error:  # seats taken between the page and the click: nothing was deleted
+            messages.error(request, " ".join(error.messages))
 
     @admin.display(description=_("remaining"))
     def remaining(self, obj):

@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.utils.translation import gettext_lazy as _
 
 from guests import services
 from guests.codes import name_key
@@ -24,7 +25,7 @@ class GuestAdmin(admin.ModelAdmin):
     ]
     list_filter = ["status", "event", "tenant"]
     search_fields = ["email"]
-    search_help_text = "Names and codes without accents, case or punctuation (“perez”, “obrien”), or an email."
+    search_help_text = _("Names and codes without accents, case or punctuation (“perez”, “obrien”), or an email.")
     list_select_related = ["event", "tenant"]
     autocomplete_fields = ["event"]
     exclude = ["tenant"]  # always the event's
@@ -43,6 +44,12 @@ class GuestAdmin(admin.ModelAdmin):
     ]
     list_per_page = 100
     show_full_result_count = False  # COUNT(*) over 100,000 guests on every page is wasted work
+
+    def get_readonly_fields(self, request, obj=None):
+        # A guest stays with its event: its household, code, answers and tickets belong to that event.
+        if obj is not None:
+            return [*self.readonly_fields, "event"]
+        return self.readonly_fields
 
     def get_search_results(self, request, queryset, search_term):
         """Each word in the stored search key or the email: the organizer's search (guests.selectors)."""

@@ -21,6 +21,7 @@ stored (an empty external id never erases a guest's).
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import logging
@@ -119,23 +120,45 @@ class ParsedFile:
     rows: list[dict[str, Any]]
 
 
-def _csv_rows(content: bytes) -> Iterator[list[str]]:
-    if b"\x00" in content[:8192]:
-        raise ImportFileInvalid(_("This file is not a CSV file (it holds binary data)."), code="binary")
+def _csv_text(content: bytes) -> str:
     try:
-        text = content.decode("utf-8-sig")  # with or without the BOM Excel writes
+        if content.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+            # Excel's "Unicode Text" (tab-separated): its zero bytes are text, not binary data.
+            return content.decode("utf-16")
+        if b"\x00" in content[:8192]:
+            raise ImportFileInvalid(_("This file is not a CSV file (it holds binary data)."), code="binary")
+        return content.decode("utf-8-sig")  # with or without the BOM Excel writes
     except UnicodeDecodeError:
         raise ImportFileInvalid(
             _("This CSV file is not UTF-8 text. In Excel, save it as “CSV UTF-8”."), code="encoding"
         ) from None
+
+
+def _csv_rows(content: bytes) -> Iterator[list[str]]:
+    text = _csv_text(content)
     first_line = text.split("\n", 1)[0]
     # Spreadsheets in Spanish (and most of Europe) write semicolons, the rest commas.
     delimiter = max((";", ",", "\t"), key=first_line.count)
+    # Strict: a quotation mark that is never closed would otherwise swallow the rest of the file into one cell
+    # (a guest whose last name is every line below it).
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    row_start = 1
     try:
-        yield from csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+        for row in reader:
+            yield row
+            row_start = reader.line_num + 1
     except csv.Error as error:
+        if "field limit" in str(error):
+            raise ImportFileInvalid(
+                _("This CSV file could not be read: %(error)s") % {"error": error}, code="csv"
+            ) from None
         raise ImportFileInvalid(
-            _("This CSV file could not be read: %(error)s") % {"error": error}, code="csv"
+            _(
+                "This CSV file could not be read from line %(line)s on: a quotation mark there is never closed, "
+                "or a cell goes on after its closing quotation mark."
+            )
+            % {"line": row_start},
+            code="csv_quotes",
         ) from None
 
 

@@ -2,6 +2,8 @@
 
 import pytest
 from django.contrib.admin.sites import site
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from billing import services
@@ -277,3 +279,40 @@ def test_connected_accounts_are_found_by_organization_or_account_id_and_read_onl
     assert staff_client.post(_admin_url(ConnectedAccount, "delete", account.pk), {"post": "yes"}).status_code == 403
     account.refresh_from_db()
     assert account.charges_enabled
+
+
+def _paid_order(general, quantity, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        order = services.checkout_start(
+            event=general.event,
+            request=CheckoutRequest(
+                items=[CheckoutItem(ticket_type_id=str(general.pk), quantity=quantity)],
+                buyer_name="Cy Dee",
+                buyer_email="cy@example.com",
+            ),
+        )
+        services.order_simulate_payment(order=order)
+    return order
+
+
+def test_order_page_costs_the_same_queries_for_one_ticket_or_many(
+    staff_client, general, django_capture_on_commit_callbacks, django_assert_max_num_queries
+):
+    one = _paid_order(general, 1, django_capture_on_commit_callbacks)
+    many = _paid_order(general, 6, django_capture_on_commit_callbacks)
+    with CaptureQueriesContext(connection) as baseline:
+        assert staff_client.get(_admin_url(Order, "change", one.pk)).status_code == 200
+
+    with django_assert_max_num_queries(len(baseline)):
+        assert staff_client.get(_admin_url(Order, "change", many.pk)).status_code == 200
+
+
+@pytest.mark.parametrize("model", [Order, Ticket, LedgerEntry])
+def test_money_lists_show_the_organization(staff_client, general, paid_order, model):
+    general.event.tenant.name = "Acme Concerts"
+    general.event.tenant.save(update_fields=["name"])
+
+    response = staff_client.get(_admin_url(model))
+
+    assert response.status_code == 200
+    assert "Acme Concerts" in response.content.decode()

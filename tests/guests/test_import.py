@@ -103,6 +103,31 @@ def test_files_that_cannot_be_imported_are_refused_with_a_reason(name, content, 
     assert refusal.value.code == code
 
 
+def test_an_unclosed_quotation_mark_refuses_the_file_naming_its_line_instead_of_swallowing_the_rest():
+    content = csv_bytes(HEADER, "Ann,Lee,ann@example.com,,", 'Bo,"Ng,bo@example.com,,', "Cy,Oh,cy@example.com,,")
+
+    with pytest.raises(ImportFileInvalid) as refusal:
+        guest_file_parse(file_name="g.csv", content=content)
+
+    assert refusal.value.code == "csv_quotes"
+    assert "from line 3 on" in refusal.value.message
+
+
+def test_a_quoted_cell_over_several_lines_is_still_one_cell():
+    parsed = guest_file_parse(
+        file_name="g.csv", content=csv_bytes("first_name,last_name,notes", 'Ann,Lee,"first line', 'second line"')
+    )
+    assert [row["values"]["last_name"] for row in parsed.rows] == ["Lee"]
+
+
+def test_excels_unicode_text_file_is_read():
+    content = "first_name\tlast_name\nAnn\tPérez\n".encode("utf-16")  # Excel's "Unicode Text": a BOM, tabs
+
+    parsed = guest_file_parse(file_name="g.csv", content=content)
+
+    assert [row["values"] for row in parsed.rows] == [{"first_name": "Ann", "last_name": "Pérez"}]
+
+
 def test_missing_columns_message_lists_the_columns_understood():
     with pytest.raises(ImportFileInvalid) as refusal:
         guest_file_parse(file_name="g.csv", content=b"Nombre,Correo\nAna,a@example.com\n")
