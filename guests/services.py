@@ -758,7 +758,9 @@ def guest_activity_record_batch(*, events: Iterable[ActivityEvent]) -> ActivityB
             pending = [r for r in rows if r.pk not in taken]
         if pending:
             GuestActivity.objects.bulk_create(pending)
-        for guest_id, accessed_at in latest_access.items():
+        # In primary-key order: two flushes at once (a backlog, two workers) then lock the guests they share
+        # in the same order and one waits for the other; in arrival order PostgreSQL found deadlocks.
+        for guest_id, accessed_at in sorted(latest_access.items()):
             tenant_id, event_id = guests[guest_id]
             stamps = {"last_access_at": _later_of("last_access_at", accessed_at)}
             if guest_id in latest_login:

@@ -78,6 +78,24 @@ def test_reads_and_updates_do_not_grow_with_the_number_of_events(household):
     assert GuestActivity.objects.count() == 300
 
 
+def test_concurrent_flushes_update_guests_in_one_order_so_they_cannot_deadlock(event):
+    # Two flushes running at once (a backlog after a worker restart, two workers) each update many of the
+    # same guests in one transaction; in the order events arrived, PostgreSQL saw "deadlock detected" and
+    # the flush failed. Every flush updates in primary-key order, so they wait for each other instead.
+    guests = [GuestFactory(event=event) for _ in range(6)]
+    arrival = sorted(guests, key=lambda g: g.pk, reverse=True)
+    arrival = arrival[1::2] + arrival[::2]
+
+    with CaptureQueriesContext(connection) as queries:
+        guest_activity_record_batch(events=[_event(g, kind=Kind.LOGIN) for g in arrival])
+
+    def guest_of(sql):
+        return next(g.pk for g in guests if str(g.pk) in sql or g.pk.hex in sql)
+
+    updated = [guest_of(sql) for sql in _writes(queries, "UPDATE", "guests_guest")]
+    assert updated == sorted(g.pk for g in guests)
+
+
 def test_a_login_moves_last_login_and_last_access_to_the_latest_event(household):
     anna, _lisa = household
 
