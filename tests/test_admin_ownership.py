@@ -38,17 +38,18 @@ def _form_data(response):
     return data
 
 
+def _post_change_form(client, url, **changes):
+    """The admin change form posted back as the page shows it, with `changes`."""
+    page = client.get(url)
+    assert page.status_code == 200
+    return client.post(url, {**_form_data(page), **{name: str(value) for name, value in changes.items()}})
+
+
 def test_staff_cannot_move_an_event_to_another_organization(staff_client):
     event = EventFactory()
     GuestFactory(event=event)
     other = TenantFactory()
-    url = reverse("admin:events_event_change", args=[event.pk])
-    response = staff_client.get(url)
-    assert response.status_code == 200
-    data = _form_data(response)
-    data["tenant"] = str(other.pk)
-
-    response = staff_client.post(url, data)
+    response = _post_change_form(staff_client, reverse("admin:events_event_change", args=[event.pk]), tenant=other.pk)
 
     assert response.status_code == 302  # the rest of the form is saved
     event.refresh_from_db()
@@ -59,13 +60,9 @@ def test_staff_cannot_move_an_event_to_another_organization(staff_client):
 def test_staff_cannot_move_a_guest_to_another_event(staff_client):
     guest = GuestFactory()
     elsewhere = EventFactory()
-    url = reverse("admin:guests_guest_change", args=[guest.pk])
-    response = staff_client.get(url)
-    assert response.status_code == 200
-    data = _form_data(response)
-    data["event"] = str(elsewhere.pk)
-
-    response = staff_client.post(url, data)
+    response = _post_change_form(
+        staff_client, reverse("admin:guests_guest_change", args=[guest.pk]), event=elsewhere.pk
+    )
 
     assert response.status_code == 302
     guest.refresh_from_db()
