@@ -7,7 +7,8 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
+from django.db.models import Model
 
 T = TypeVar("T")
 
@@ -38,6 +39,26 @@ def atomic(using: str = DEFAULT_DB_ALIAS):
     if is_mongodb(using):
         return _mongodb_atomic_class()(using)
     return transaction.atomic(using=using)
+
+
+def insert_once(row: Model, *, using: str = DEFAULT_DB_ALIAS) -> bool:
+    """Insert `row`; False, with nothing written, when a unique constraint says it is there already.
+
+    "Store once" without a read first (docs/architecture.md, DESIGN's exactly-once webhooks): the
+    unique index decides, so most calls are one INSERT where get_or_create() would read, open a
+    transaction, insert and commit. Outside a transaction the insert stands alone (autocommit; on
+    MongoDB it waits for another writer of the same key, then reports the duplicate); inside one it
+    takes a savepoint, so a duplicate leaves the caller's transaction usable.
+    """
+    try:
+        if connections[using].in_atomic_block:
+            with transaction.atomic(using=using):
+                row.save(force_insert=True, using=using)
+        else:
+            row.save(force_insert=True, using=using)
+    except IntegrityError:
+        return False
+    return True
 
 
 def run_in_transaction(block: Callable[..., T], *, using: str = DEFAULT_DB_ALIAS, attempts: int = 5) -> T:

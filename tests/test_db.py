@@ -171,3 +171,21 @@ def test_a_transaction_whose_commit_fails_raises_and_leaves_the_connection_usabl
     with db.atomic():
         Tenant.objects.create(name="After", slug="after")
     assert list(Tenant.objects.values_list("slug", flat=True)) == ["after"]
+
+
+def test_insert_once_stores_a_row_once_and_reports_the_duplicate_outside_a_transaction():
+    assert db.insert_once(Tenant(name="First", slug="once")) is True
+    assert db.insert_once(Tenant(name="Second", slug="once")) is False
+
+    assert list(Tenant.objects.filter(slug="once").values_list("name", flat=True)) == ["First"]
+
+
+def test_insert_once_inside_a_transaction_leaves_it_usable_after_a_duplicate():
+    """The duplicate costs a savepoint, not the caller's transaction: its other writes still commit."""
+    Tenant.objects.create(name="Existing", slug="taken")
+    with transaction.atomic():
+        assert db.insert_once(Tenant(name="Duplicate", slug="taken")) is False
+        Tenant.objects.create(name="Later", slug="later")
+
+    assert set(Tenant.objects.values_list("slug", flat=True)) == {"taken", "later"}
+    assert Tenant.objects.get(slug="taken").name == "Existing"

@@ -14,6 +14,7 @@ from billing.models import ConnectedAccount, Order, WebhookEvent
 from billing.services.connect import CONNECT_WEBHOOK_HANDLERS
 from billing.services.orders import order_close, order_payment_record
 from billing.services.refunds import order_refunds_sync
+from eventsaas.db import insert_once
 from eventsaas.fields import now_as_stored
 from eventsaas.tasks import TransientError, enqueue_on_commit
 
@@ -39,19 +40,19 @@ def connect_webhook_receive(*, payload: bytes, signature: str) -> tuple[WebhookE
 
 
 def _webhook_store(event: dict[str, Any]) -> tuple[WebhookEvent, bool]:
-    row, created = WebhookEvent.objects.get_or_create(
+    row = WebhookEvent(
         stripe_event_id=event["id"],
-        defaults={
-            "type": event.get("type", ""),
-            "payload": event,
-            "is_test": str(event["id"]).startswith(f"evt_{payments.TEST_ID_PREFIX}"),
-        },
+        type=event.get("type", ""),
+        payload=event,
+        is_test=str(event["id"]).startswith(f"evt_{payments.TEST_ID_PREFIX}"),
     )
-    if created:
-        from billing.tasks import webhook_event_process_task
+    # Insert first: most deliveries are new, and the unique Stripe id turns a redelivery away.
+    if not insert_once(row):
+        return WebhookEvent.objects.get(stripe_event_id=event["id"]), False
+    from billing.tasks import webhook_event_process_task
 
-        enqueue_on_commit(webhook_event_process_task, webhook_event_id=str(row.pk))
-    return row, created
+    enqueue_on_commit(webhook_event_process_task, webhook_event_id=str(row.pk))
+    return row, True
 
 
 def _uuid_or_none(value: object) -> uuid.UUID | None:
@@ -139,7 +140,6 @@ def webhook_event_process(*, webhook_event: WebhookEvent) -> WebhookEvent:
     """Run the handler of a stored event; a no-op once it was processed. Errors are stored, then raised."""
     if webhook_event.status in {WebhookEvent.Status.PROCESSED, WebhookEvent.Status.IGNORED}:
         return webhook_event
-    WebhookEvent.objects.filter(pk=webhook_event.pk).update(attempts=F("attempts") + 1)
     handler = WEBHOOK_HANDLERS.get(webhook_event.type)
     account_handler = CONNECT_WEBHOOK_HANDLERS.get(webhook_event.type)
     obj = (webhook_event.payload.get("data") or {}).get("object") or {}
@@ -160,12 +160,17 @@ def webhook_event_process(*, webhook_event: WebhookEvent) -> WebhookEvent:
                 "tenant_id": result.tenant_id if result is not None else None,
                 "order_id": result.pk if isinstance(result, Order) else None,
             }
+            # The attempt is counted with its outcome, in the same write (one statement fewer per
+            # delivery): a worker killed inside the handler leaves no count, and the stale sweep sends
+            # the event again (webhook_events_requeue_stale).
             stored = (
-                WebhookEvent.objects.filter(pk=webhook_event.pk).exclude(status=outcome["status"]).update(**outcome)
+                WebhookEvent.objects.filter(pk=webhook_event.pk)
+                .exclude(status=outcome["status"])
+                .update(**outcome, attempts=F("attempts") + 1)
             )
     except Exception as exc:
         WebhookEvent.objects.filter(pk=webhook_event.pk).exclude(status=WebhookEvent.Status.PROCESSED).update(
-            status=WebhookEvent.Status.FAILED, error=f"{type(exc).__name__}: {exc}"
+            status=WebhookEvent.Status.FAILED, error=f"{type(exc).__name__}: {exc}", attempts=F("attempts") + 1
         )
         raise
     if stored:  # the row is as this call left it: no need to read it back
