@@ -29,30 +29,32 @@ def _answer_follow_tickets(guest: Guest, *, reason: str) -> Guest:
     )
 
 
-def order_holder_link(*, order: Order, tickets_issued: bool = False, first_issue: int = 0) -> Guest | None:
+def order_holder_create(*, order: Order, coming: int) -> Guest | None:
+    """The order's guest inserted (no read first) coming for `coming` people; None if it exists already.
+
+    For the order's first payment only (tickets_issue, first=True): the caller won the order's pending ->
+    paid arrow, so it alone issues the tickets and can hold them by this guest from the start.
+    """
+    guest, created = guests_services.guest_ticket_holder_create(
+        event=order.event,
+        holder_key=order_holder_key(order),
+        full_name=order.buyer_name,
+        email=order.buyer_email,
+        coming=coming,
+    )
+    return guest if created else None
+
+
+def order_holder_link(*, order: Order, tickets_issued: bool = False) -> Guest | None:
     """The order's guest, created once, linked to each of the order's tickets, coming for the valid ones.
 
-    Called by tickets_issue after every issue (retries included), so it is safe any number of times.
-    `tickets_issued`: the caller has just issued them, so they need not be looked for.
-    `first_issue`: the caller has just issued this many tickets for the order's first payment (it won the
-    order's pending -> paid arrow), so no guest can hold them yet: the guest is inserted coming for them
-    without a read first, and the tickets are counted once after they are linked.
+    Called by tickets_issue after every issue but the first payment's (retries included), so it is safe
+    any number of times. `tickets_issued`: the caller has just issued them, so they need not be looked for.
     """
-    if not (tickets_issued or first_issue) and not Ticket.objects.filter(order_id=order.pk).exists():
+    if not tickets_issued and not Ticket.objects.filter(order_id=order.pk).exists():
         return None
-    event, key, name, email = order.event, order_holder_key(order), order.buyer_name, order.buyer_email
-    created = False
-    if first_issue:
-        guest, created = guests_services.guest_ticket_holder_create(
-            event=event, holder_key=key, full_name=name, email=email, coming=first_issue
-        )
-    else:
-        guest = guests_services.guest_ticket_holder_get_or_create(
-            event=event, holder_key=key, full_name=name, email=email
-        )
+    guest = guests_services.guest_ticket_holder_get_or_create(
+        event=order.event, holder_key=order_holder_key(order), full_name=order.buyer_name, email=order.buyer_email
+    )
     Ticket.objects.filter(order_id=order.pk, guest__isnull=True).update(guest=guest)
-    # A ticket voided before it was linked above found no guest to correct; one voided after it corrects the
-    # guest itself (billing.services.refunds.ticket_void). So the count taken now settles the answer stored.
-    if created and holder_valid_tickets(guest=guest) == first_issue:
-        return guest
     return _answer_follow_tickets(guest, reason="issued")

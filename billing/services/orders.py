@@ -1,6 +1,7 @@
 """Order arrows: expiry and cancellation, payments recorded from Stripe, tickets issued, review."""
 
 import logging
+from collections.abc import Collection
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -16,7 +17,7 @@ from django.utils.translation import gettext as _
 from billing import payments
 from billing.models import LedgerEntry, Order, Ticket
 from billing.notifications import CLOSING_REASONS_EMAILED
-from billing.services.holders import order_holder_link
+from billing.services.holders import order_holder_create, order_holder_link
 from billing.services.ledger import ledger_book, ledger_totals, order_amounts_sync, order_fee_taken
 from billing.services.refunds import refunds_apply
 from billing.services.seats import order_lines_reserve
@@ -26,6 +27,7 @@ from eventsaas.db import atomic, is_transient_transaction_error
 from eventsaas.fields import now_as_stored
 from eventsaas.services import audit_log_record
 from eventsaas.tasks import enqueue_on_commit
+from guests.models import Guest
 from tenants.models import ActingUser
 
 logger = logging.getLogger(__name__)
@@ -294,11 +296,55 @@ def tickets_issue(*, order: Order, first: bool = False) -> None:
 
     The buyer becomes the order's guest of the event, once, holding every ticket (billing.services.holders).
     `first`: the caller has just moved the order to paid for the first time (its compare-and-set won), so it
-    has no tickets yet and none is looked for.
+    has no tickets yet: the short way, unless a redelivery of the payment got there first.
     """
-    existing = {} if first else {t.seat: t for t in Ticket.objects.filter(order_id=order.pk)}
+    if first and order.attendees and _first_tickets_issue(order):
+        return
+    existing = set(Ticket.objects.filter(order_id=order.pk).values_list("seat", flat=True))
+    missing = _order_tickets(order, skip_seats=existing)
+    if missing:
+        try:
+            with atomic():
+                Ticket.objects.bulk_create(missing)
+        except Exception as exc:  # a failed MongoDB commit raises pymongo's error, not a DatabaseError
+            if not _lost_to_another_issue(exc):
+                raise
+            # Add the seats one by one; each insert waits for the other writer, and the unique
+            # (order, seat) index keeps the seats it stored.
+            for ticket in missing:
+                try:
+                    with transaction.atomic():  # a savepoint on PostgreSQL; a plain insert on MongoDB
+                        ticket.save(force_insert=True)
+                except IntegrityError:
+                    pass
+    # Every seat has its ticket now (stored here, or by a delivery that got there first).
+    order_holder_link(order=order, tickets_issued=bool(order.attendees))
+
+
+def _first_tickets_issue(order: Order) -> bool:
+    """The first payment's tickets, held from the start: the guest is inserted coming for every seat, then
+    the tickets pointing at it in one insert; nothing to read, link or count afterwards (a void after this
+    corrects the guest itself), where the long way reads the seats and the guest, links and recounts.
+
+    False when another issue got there first (the guest exists, or a seat is taken): the caller then takes
+    the long way, which links and recounts whatever is there.
+    """
+    guest = order_holder_create(order=order, coming=len(order.attendees))
+    if guest is None:
+        return False
+    try:
+        with atomic():
+            Ticket.objects.bulk_create(_order_tickets(order, guest=guest))
+    except Exception as exc:
+        if not _lost_to_another_issue(exc):
+            raise
+        return False
+    return True
+
+
+def _order_tickets(order: Order, *, skip_seats: Collection[int] = (), guest: Guest | None = None) -> list[Ticket]:
     prices = {line["ticket_type"]: line["unit_price"] for line in order.lines}
-    missing = [
+    return [
         Ticket(
             tenant_id=order.tenant_id,
             event_id=order.event_id,
@@ -308,32 +354,17 @@ def tickets_issue(*, order: Order, first: bool = False) -> None:
             attendee_name=attendee.get("name", ""),
             price=prices[attendee["ticket_type"]],
             currency=order.currency,
+            guest=guest,
         )
         for seat, attendee in enumerate(order.attendees, start=1)
-        if seat not in existing
+        if seat not in skip_seats
     ]
-    if missing:
-        try:
-            with atomic():
-                Ticket.objects.bulk_create(missing)
-        except Exception as exc:  # a failed MongoDB commit raises pymongo's error, not a DatabaseError
-            # Another delivery is issuing this order's tickets at the same moment: SQL
-            # reports the seats it took (IntegrityError), a MongoDB transaction that
-            # touched them first aborts with WriteConflict. Either way add the seats one
-            # by one; each insert waits for the other writer, and the unique (order, seat)
-            # index keeps the seats it stored.
-            if not (isinstance(exc, IntegrityError) or is_transient_transaction_error(exc)):
-                raise
-            for ticket in missing:
-                try:
-                    with transaction.atomic():  # a savepoint on PostgreSQL; a plain insert on MongoDB
-                        ticket.save(force_insert=True)
-                except IntegrityError:
-                    pass
-    # Every seat has its ticket now (stored here, or by a delivery that got there first).
-    order_holder_link(
-        order=order, tickets_issued=bool(order.attendees), first_issue=len(order.attendees) if first else 0
-    )
+
+
+def _lost_to_another_issue(exc: Exception) -> bool:
+    """Another delivery issued seats of this order at the same moment: SQL reports the seats it took
+    (IntegrityError), a MongoDB transaction that touched them first aborts with WriteConflict."""
+    return isinstance(exc, IntegrityError) or is_transient_transaction_error(exc)
 
 
 def order_review_accept(*, order: Order, acting_user: ActingUser) -> Order:

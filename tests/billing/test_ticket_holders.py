@@ -144,25 +144,54 @@ def test_the_holder_key_is_unique_per_event_so_a_racing_insert_reads_the_winner(
     assert Guest.objects.filter(event=concert).count() == 1
 
 
-def test_a_ticket_voided_before_the_first_payments_holder_is_linked_still_counts(concert, general, pay, monkeypatch):
-    """The first payment stores the holder coming for every new ticket, then links the tickets. A ticket
-    voided in between finds no guest to correct (not linked yet): the count after linking must."""
-    real_create = holders.guests_services.guest_ticket_holder_create
+def test_the_first_payment_stores_its_tickets_already_held_by_the_coming_guest(concert, general, pay, monkeypatch):
+    """The delivery that makes the order paid inserts the guest coming for every seat, then the tickets pointing
+    at it: no link or recount afterwards (the long way, order_holder_link, is not taken)."""
 
-    def create_then_void(**kwargs):
-        created = real_create(**kwargs)
-        (ticket, *_rest) = Ticket.objects.filter(event_id=concert.pk, guest__isnull=True).order_by("seat")
-        assert services.ticket_void(ticket=ticket) is True  # no holder to follow yet
-        return created
+    def no_link(**kwargs):
+        raise AssertionError("the first payment links no tickets afterwards")
 
-    monkeypatch.setattr(holders.guests_services, "guest_ticket_holder_create", create_then_void)
+    monkeypatch.setattr("billing.services.orders.order_holder_link", no_link)
     order = pay(concert, general, 3)
 
     guest = holder_of(order)
-    assert (guest.status, guest.num_guests) == (Guest.Status.COMING, 2)
+    assert (guest.status, guest.num_guests) == (Guest.Status.COMING, 3)
     assert Ticket.objects.filter(order=order, guest=guest).count() == 3
-    entries = AuditLog.objects.filter(action="rsvp.coming", object_id=guest.pk).order_by("created_at")
-    assert [(e.data["num_guests"], e.data["reason"]) for e in entries] == [(3, "issued"), (2, "issued")]
+    entries = AuditLog.objects.filter(action="rsvp.coming", object_id=guest.pk)
+    assert [(e.data["num_guests"], e.data["reason"]) for e in entries] == [(3, "issued")]
+    # A void after that corrects the guest itself.
+    assert services.ticket_void(ticket=Ticket.objects.filter(order=order).first()) is True
+    guest.refresh_from_db()
+    assert (guest.status, guest.num_guests) == (Guest.Status.COMING, 2)
+
+
+def test_a_seat_stored_by_a_racing_delivery_sends_the_first_payment_the_long_way(concert, general, pay, monkeypatch):
+    """Between the first payment's guest insert and its tickets, a redelivery (which found the order paid)
+    stored a seat without a holder: the tickets' insert loses on (order, seat), and the long way stores the
+    other seats, links every ticket to the guest and recounts."""
+    real_create = holders.guests_services.guest_ticket_holder_create
+
+    def create_then_another_issues_a_seat(**kwargs):
+        created = real_create(**kwargs)
+        order = Order.objects.get(pk=kwargs["holder_key"].removeprefix("order:"))
+        line = order.lines[0]
+        Ticket.objects.create(
+            tenant_id=order.tenant_id,
+            event_id=order.event_id,
+            order_id=order.pk,
+            ticket_type_id=line["ticket_type"],
+            seat=2,
+            price=line["unit_price"],
+            currency=order.currency,
+        )
+        return created
+
+    monkeypatch.setattr(holders.guests_services, "guest_ticket_holder_create", create_then_another_issues_a_seat)
+    order = pay(concert, general, 3)
+
+    guest = holder_of(order)
+    assert sorted(Ticket.objects.filter(order=order, guest=guest).values_list("seat", flat=True)) == [1, 2, 3]
+    assert (guest.status, guest.num_guests) == (Guest.Status.COMING, 3)
 
 
 def test_the_first_payments_holder_insert_that_loses_to_another_reads_the_winner_and_follows_the_tickets(
