@@ -10,6 +10,9 @@ from eventsaas.money import money_format
 
 @admin.register(Event)
 class EventAdmin(admin.ModelAdmin):
+    # Deleting an event with orders is refused by Django admin itself, for superusers too: the cascade reaches
+    # orders, tickets and ledger entries, whose admins (billing/admin.py) never grant a delete permission, and
+    # tickets protect their ticket type. tests/billing/test_admin.py holds both refusals in place.
     list_display = ["name", "tenant", "status", "kind", "starts_at", "rsvp_deadline", "language"]
     list_filter = ["status", "kind", "language", "tenant"]
     search_fields = ["name", "slug", "location", "tenant__name"]
