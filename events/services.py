@@ -10,6 +10,7 @@ from django.db.models import F, Q
 from django.utils import timezone as django_timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from events import hooks
 from events.models import Event, TicketType
@@ -450,19 +451,24 @@ def ticket_type_update(
     return fresh
 
 
+# The refusal of a delete, also shown by the admin when seats were taken after its confirmation page loaded.
+TICKET_TYPE_IN_USE = gettext_lazy("Tickets of this type were sold or are held; take it off sale instead.")
+
+
 def ticket_type_delete(*, ticket_type: TicketType, acting_user: ActingUser) -> None:
     """Delete a type nobody bought or holds; otherwise take it off sale instead (is_active=False)."""
     if TicketType.objects.filter(pk=ticket_type.pk, sold=0, reserved=0).exists() and not ticket_type.tickets.exists():
+        pk = ticket_type.pk  # delete() sets the instance's pk to None
         ticket_type.delete()
         audit_log_record(
             action="ticket_type.deleted",
             tenant_id=ticket_type.tenant_id,
             event_id=ticket_type.event_id,
             actor_user=acting_user,
-            object_id=ticket_type.pk,
+            object_id=pk,
         )
         return
-    raise ValidationError(_("Tickets of this type were sold or are held; take it off sale instead."))
+    raise ValidationError(TICKET_TYPE_IN_USE)
 
 
 # --- Seats ---------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from eventsaas.api import (
     acting_user,
     paginated_response,
 )
+from eventsaas.validators import validate_no_control_characters
 from guests import notifications, selectors, services
 from guests.activity import track_activity
 from guests.filters import GuestActivityFilterSet, GuestFilterSet
@@ -68,8 +69,10 @@ class GroupMemberSerializer(serializers.Serializer):
 class GuestInputSerializer(StrictSerializer):
     """A guest's editable fields; the organizer never sets the answer itself (status, num_guests)."""
 
-    first_name = serializers.CharField(max_length=100)
-    last_name = serializers.CharField(max_length=100)
+    # The model's validator too: the service's full_clean would catch it, but here it is a field error before
+    # anything runs, in one list with the request's other errors (and for every row of a bulk create).
+    first_name = serializers.CharField(max_length=100, validators=[validate_no_control_characters])
+    last_name = serializers.CharField(max_length=100, validators=[validate_no_control_characters])
     email = serializers.EmailField(allow_blank=True, required=False)
     phone = serializers.CharField(allow_blank=True, max_length=40, required=False)
     expected_guests = serializers.IntegerField(
@@ -173,8 +176,8 @@ class GuestDetailApi(OrganizerGuestApi):
         group_members = GroupMemberSerializer(many=True, help_text="The other guests of the household")
 
     class UpdateInputSerializer(GuestInputSerializer):
-        first_name = serializers.CharField(max_length=100, required=False)
-        last_name = serializers.CharField(max_length=100, required=False)
+        first_name = serializers.CharField(max_length=100, required=False, validators=[validate_no_control_characters])
+        last_name = serializers.CharField(max_length=100, required=False, validators=[validate_no_control_characters])
 
     @extend_schema(operation_id="guest_read", responses={200: OutputSerializer, 404: NOT_FOUND}, tags=["guests"])
     def get(self, request, event_id, guest_id):

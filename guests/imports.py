@@ -45,6 +45,7 @@ from events.models import Event
 from eventsaas.services import audit_log_record
 from eventsaas.spreadsheets import neutralise, strip_neutralising_quote
 from eventsaas.tasks import enqueue_on_commit
+from eventsaas.validators import has_control_character
 from guests import services
 from guests.codes import name_key, normalize_name, search_key
 from guests.models import Guest, GuestImport
@@ -341,6 +342,14 @@ def _field_errors(values: dict[str, str]) -> tuple[list[str], dict[str, Any]]:
         errors.append(_("First name is missing."))
     if not values.get("last_name"):
         errors.append(_("Last name is missing."))
+    for field in ("first_name", "last_name"):
+        # Checked here, not only by the model: an update is written without full_clean, and the row keeps its
+        # cells for the error report either way.
+        if has_control_character(values.get(field, "")):
+            errors.append(
+                _("%(field)s contains a tab, a line break or another control character.")
+                % {"field": str(COLUMN_LABELS[field]).capitalize()}
+            )
     for field, limit in MAX_LENGTHS.items():
         if len(values.get(field, "")) > limit:
             errors.append(

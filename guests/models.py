@@ -12,6 +12,7 @@ from events.guest_view_versions import GuestViewModel, GuestViewQuerySet
 from events.models import Event
 from eventsaas.fields import MillisecondDateTimeField
 from eventsaas.models import TenantScopedQuerySet
+from eventsaas.validators import validate_no_control_characters
 from guests.codes import generate_code
 from tenants.models import Tenant
 
@@ -58,8 +59,8 @@ class Guest(GuestViewModel):
     # No single-column index: every guest index leads with tenant.
     tenant = models.ForeignKey(Tenant, models.CASCADE, verbose_name=_("organization"), related_name="+", db_index=False)
     event = models.ForeignKey(Event, models.CASCADE, verbose_name=_("event"), related_name="guests")
-    first_name = models.CharField(_("first name"), max_length=100)
-    last_name = models.CharField(_("last name"), max_length=100)
+    first_name = models.CharField(_("first name"), max_length=100, validators=[validate_no_control_characters])
+    last_name = models.CharField(_("last name"), max_length=100, validators=[validate_no_control_characters])
     email = models.EmailField(_("email"), blank=True)
     phone = models.CharField(_("phone"), max_length=40, blank=True)
     code = models.CharField(_("personal code"), max_length=16, unique=True, editable=False, default=generate_code)

@@ -44,6 +44,7 @@ from django.utils.translation import gettext_lazy
 from events.models import Event
 from eventsaas.fields import MillisecondDateTimeField
 from eventsaas.services import audit_log_record
+from eventsaas.validators import has_control_character
 from guests.codes import CODE_MAX_LENGTH, name_key, normalize_code, search_key, stored_code
 from guests.models import Guest
 from tenants.models import ActingUser, Invitation, Membership, Role
@@ -354,6 +355,10 @@ def _party_guest(document: dict[str, Any], *, old_id: str, now: datetime) -> Par
         raise _Refused(_("It has no first name."))
     if not last_name:
         raise _Refused(_("It has no last name (guests log in with their code and last name)."))
+    for key, value in (("firstName", first_name), ("lastName", last_name)):
+        # Refused, not cleaned: the organizer fixes the name in the party app's export and runs the import again.
+        if has_control_character(value):
+            raise _Refused(_("%(field)s contains a tab, a line break or another control character.") % {"field": key})
     code = _party_code(document, notes)
     group = document.get("groupId")
     group_key = None if group is None or group == "" else _group_key(group)

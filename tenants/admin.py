@@ -80,6 +80,8 @@ class TenantAdminForm(forms.ModelForm):
 
 @admin.register(Tenant)
 class TenantAdmin(admin.ModelAdmin):
+    # Deleting an organization with orders is refused by Django admin itself, as for an event (events/admin.py):
+    # billing's admins grant nobody a delete permission on orders, tickets or the ledger.
     form = TenantAdminForm
     list_display = ["name", "slug", "created_at", "platform_fee_basis_points", "platform_fee_fixed"]
     search_fields = ["name", "slug"]

@@ -160,6 +160,59 @@ def test_create_guest_refuses_malformed_fields(owner_api, event, body, field):
     assert not Guest.objects.exists()
 
 
+CONTROL_MESSAGE = "Remove the control characters (tabs, line breaks or invisible direction marks) from this text."
+
+
+@pytest.mark.parametrize("field", ["first_name", "last_name"])
+# NUL never gets this far: the JSON parser refuses it for the whole body (eventsaas/parsers.py).
+@pytest.mark.parametrize("bad", ["Ann\tMarie", "Two\nLines", "Lee\x7f", "\u202eeeL", "Ann\x1b[2J"], ids=repr)
+def test_create_guest_refuses_control_characters_in_a_name_on_the_field(owner_api, event, field, bad):
+    body = {"first_name": "Anna", "last_name": "Lee", field: bad}
+
+    errors = errors_of(owner_api.post(guests_url(event), body, format="json"))
+
+    assert list(errors) == [field]
+    assert errors[field] == [CONTROL_MESSAGE]
+    assert not Guest.objects.exists()
+
+
+def test_a_name_with_spaces_accents_and_joiners_is_accepted(owner_api, event):
+    body = {"first_name": "Ana\u00a0María", "last_name": "می\u200cخواهم"}
+
+    response = owner_api.post(guests_url(event), body, format="json")
+
+    assert response.status_code == 201, response.content
+    assert Guest.objects.get().first_name == "Ana\u00a0María"
+
+
+def test_bulk_create_names_the_row_with_a_control_character_and_saves_none(owner_api, event, snapshot):
+    body = {"guests": [*rows(2), {"first_name": "A", "last_name": "B\tC"}]}
+    before = snapshot()
+
+    errors = errors_of(owner_api.post(guests_url(event, "/bulk"), body, format="json"))
+
+    assert errors == {"guests": {"2": {"last_name": [CONTROL_MESSAGE]}}}
+    assert snapshot() == before
+
+
+def test_update_guest_refuses_a_control_character_in_a_name(owner_api, household, snapshot):
+    anna, _lisa = household
+    before = snapshot()
+
+    errors = errors_of(owner_api.patch(guest_url(anna), {"last_name": "M\u00fcller\r\nX"}, format="json"))
+
+    assert errors == {"last_name": [CONTROL_MESSAGE]}
+    assert snapshot() == before
+
+
+def test_the_services_refuse_a_control_character_without_the_api(event, owner):
+    with pytest.raises(ValidationError) as refused:
+        services.guest_create(event=event, acting_user=owner, first_name="Ann", last_name="Lee\u2028")
+
+    assert refused.value.error_dict["last_name"][0].code == "control_characters"
+    assert not Guest.objects.exists()
+
+
 @pytest.mark.parametrize("body", ["{", "[]", '"Anna"', "null", "1e999"])
 def test_create_guest_refuses_a_body_that_is_not_an_object(owner_api, event, body):
     response = owner_api.generic("POST", guests_url(event), body, content_type="application/json")

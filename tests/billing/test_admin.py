@@ -1,7 +1,9 @@
 """The staff admin of ticketed events: every page loads, and nothing in it can move money, seats or states."""
 
 import pytest
+from django.contrib.admin.models import DELETION, LogEntry
 from django.contrib.admin.sites import site
+from django.contrib.auth.models import Permission
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -316,3 +318,57 @@ def test_money_lists_show_the_organization(staff_client, general, paid_order, mo
 
     assert response.status_code == 200
     assert "Acme Concerts" in response.content.decode()
+
+
+def _staff_with_every_model_permission():
+    """A staff account holding every model permission, deletes included: what stops it must be the admin itself."""
+    user = UserFactory(is_staff=True)
+    user.user_permissions.set(Permission.objects.all())
+    return user
+
+
+def _refused(response) -> bool:
+    """Django admin refuses a delete either with 403 (a related row the user may not delete: orders, tickets,
+    ledger) or by showing the "Cannot delete" page again (a protected row: tickets protect their ticket type)."""
+    return response.status_code == 403 or (
+        response.status_code == 200 and bool(response.context["perms_lacking"] or response.context["protected"])
+    )
+
+
+@pytest.mark.parametrize("is_superuser", [False, True], ids=["staff", "superuser"])
+@pytest.mark.parametrize("owner", ["event", "tenant"])
+@pytest.mark.parametrize("paid", [True, False], ids=["paid", "pending"])
+def test_an_event_or_organization_with_orders_cannot_be_deleted_in_the_admin(
+    client, general, django_capture_on_commit_callbacks, owner, is_superuser, paid
+):
+    if paid:
+        order = _paid_order(general, 2, django_capture_on_commit_callbacks)
+    else:  # no tickets yet, so nothing is protected: the order admin's missing delete permission refuses alone
+        order = services.checkout_start(
+            event=general.event,
+            request=CheckoutRequest(
+                items=[CheckoutItem(ticket_type_id=str(general.pk), quantity=1)],
+                buyer_name="Ann Lee",
+                buyer_email="ann@example.com",
+            ),
+        )
+    user = UserFactory(is_staff=True, is_superuser=True) if is_superuser else _staff_with_every_model_permission()
+    client.force_login(user)
+    target = order.event if owner == "event" else order.event.tenant
+    url = _admin_url(type(target), "delete", target.pk)
+    changelist = _admin_url(type(target))
+
+    page = client.get(url)
+    confirmed = client.post(url, {"post": "yes"})
+    bulk = client.post(changelist, {"action": "delete_selected", "_selected_action": [str(target.pk)], "post": "yes"})
+
+    assert page.status_code == 200
+    assert "Cannot delete" in page.content.decode()
+    assert "order" in {str(name) for name in page.context["perms_lacking"]}
+    assert _refused(confirmed)
+    assert _refused(bulk)
+    assert type(target).objects.filter(pk=target.pk).exists()
+    assert Order.objects.filter(pk=order.pk).exists()
+    assert Ticket.objects.filter(order_id=order.pk).count() == (2 if paid else 0)
+    assert LedgerEntry.objects.filter(order_id=order.pk).exists() == paid
+    assert not LogEntry.objects.filter(action_flag=DELETION).exists()

@@ -2,9 +2,13 @@
 whose seats are sold or held (a pending checkout would then pay for a type that no longer exists)."""
 
 import pytest
+from django.contrib.admin.models import ADDITION, CHANGE, DELETION, LogEntry
+from django.contrib.messages import ERROR, get_messages
 from django.urls import reverse
 
+from events import services
 from events.models import TicketType
+from eventsaas.models import AuditLog
 from tests.factories import TicketTypeFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -65,7 +69,9 @@ def test_a_ticket_type_with_seats_sold_or_held_cannot_be_deleted(staff_client, c
     url = reverse("admin:events_tickettype_delete", args=[ticket_type.pk])
 
     assert staff_client.get(url).status_code == 403
-    assert staff_client.post(url, {"post": "yes"}).status_code == 403
+    response = staff_client.post(url, {"post": "yes"})
+    assert response.status_code == 302
+    assert response["Location"] == reverse("admin:events_tickettype_change", args=[ticket_type.pk])
     staff_client.post(
         reverse("admin:events_tickettype_changelist"),
         {"action": "delete_selected", "_selected_action": [str(ticket_type.pk)], "post": "yes"},
@@ -81,3 +87,106 @@ def test_an_unsold_ticket_type_is_deleted_through_the_service(staff_client):
 
     assert response.status_code == 302
     assert not TicketType.objects.filter(pk=ticket_type.pk).exists()
+    # One admin log entry and one audit record, both naming the deleted row.
+    assert list(LogEntry.objects.filter(action_flag=DELETION).values_list("object_id", flat=True)) == [
+        str(ticket_type.pk)
+    ]
+    assert list(AuditLog.objects.filter(action="ticket_type.deleted").values_list("object_id", flat=True)) == [
+        ticket_type.pk
+    ]
+
+
+def _errors(response) -> list[str]:
+    return [m.message for m in get_messages(response.wsgi_request) if m.level == ERROR]
+
+
+def _successes(response) -> list[str]:
+    return [m.message for m in get_messages(response.wsgi_request) if m.level != ERROR]
+
+
+def test_seats_sold_after_the_delete_page_loaded_give_a_message_not_a_deletion(staff_client):
+    ticket_type = TicketTypeFactory()
+    url = reverse("admin:events_tickettype_delete", args=[ticket_type.pk])
+    assert staff_client.get(url).status_code == 200
+    TicketType.objects.filter(pk=ticket_type.pk).update(sold=1)  # a buyer pays while staff read the page
+
+    response = staff_client.post(url, {"post": "yes"})
+
+    assert response.status_code == 302
+    assert response["Location"] == reverse("admin:events_tickettype_change", args=[ticket_type.pk])
+    assert _errors(response) == ["Tickets of this type were sold or are held; take it off sale instead."]
+    assert _successes(response) == []
+    assert TicketType.objects.filter(pk=ticket_type.pk).exists()
+    assert not LogEntry.objects.filter(action_flag=DELETION).exists()
+    assert not AuditLog.objects.filter(action="ticket_type.deleted").exists()
+
+
+def test_seats_held_between_the_admin_checks_and_the_delete_are_refused_by_the_service(staff_client, monkeypatch):
+    """The narrowest window: the type passes the admin's own checks, then a checkout holds a seat before the
+    service deletes. The service refuses; the admin shows it and writes no "deleted" log entry."""
+    ticket_type = TicketTypeFactory()
+    url = reverse("admin:events_tickettype_delete", args=[ticket_type.pk])
+    service_delete = services.ticket_type_delete
+
+    def seat_held_first(**kwargs):
+        TicketType.objects.filter(pk=ticket_type.pk).update(reserved=1)
+        return service_delete(**kwargs)
+
+    monkeypatch.setattr(services, "ticket_type_delete", seat_held_first)
+
+    response = staff_client.post(url, {"post": "yes"}, follow=True)
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "Tickets of this type were sold or are held; take it off sale instead." in page
+    assert "was deleted successfully" not in page
+    assert TicketType.objects.filter(pk=ticket_type.pk).exists()  # the simulated hold is rolled back with the rest
+    assert not LogEntry.objects.filter(action_flag=DELETION).exists()
+    assert not AuditLog.objects.filter(action="ticket_type.deleted").exists()
+
+
+def test_capacity_lowered_below_seats_sold_after_the_form_loaded_is_a_message_not_a_change(staff_client, monkeypatch):
+    """The form checks the capacity against the counters it loaded; a sale before the service's conditional
+    update is refused there, and the admin shows that instead of "changed successfully"."""
+    ticket_type = TicketTypeFactory(capacity=10)
+    url = reverse("admin:events_tickettype_change", args=[ticket_type.pk])
+    assert staff_client.get(url).status_code == 200
+    service_update = services.ticket_type_update
+
+    def sold_out_first(**kwargs):
+        TicketType.objects.filter(pk=ticket_type.pk).update(sold=5)
+        return service_update(**kwargs)
+
+    monkeypatch.setattr(services, "ticket_type_update", sold_out_first)
+
+    response = staff_client.post(url, _post_data(ticket_type, capacity=3, name="Renamed"), follow=True)
+
+    assert response.status_code == 200
+    assert response.redirect_chain == [(url, 302)]
+    page = response.content.decode()
+    assert "5 tickets are already sold or reserved; the capacity cannot be lower." in page
+    assert "was changed successfully" not in page
+    fresh = TicketType.objects.get(pk=ticket_type.pk)
+    assert (fresh.capacity, fresh.name) == (10, ticket_type.name)  # the simulated sale is rolled back with the rest
+    assert not LogEntry.objects.filter(action_flag=CHANGE).exists()
+    assert not AuditLog.objects.filter(action="ticket_type.updated").exists()
+
+
+def test_a_refused_add_goes_back_to_the_add_form_without_an_addition_logged(staff_client, monkeypatch):
+    general = TicketTypeFactory(currency="eur")
+    data = _post_data(general, name="VIP")
+    data["event"] = str(general.event.pk)
+
+    def other_currency_meanwhile(**kwargs):
+        raise services.ValidationError({"currency": "This event sells in USD; all its ticket types use it."})
+
+    monkeypatch.setattr(services, "ticket_type_create", other_currency_meanwhile)
+    url = reverse("admin:events_tickettype_add")
+
+    response = staff_client.post(url, data)
+
+    assert response.status_code == 302
+    assert response["Location"] == url
+    assert _errors(response) == ["This event sells in USD; all its ticket types use it."]
+    assert TicketType.objects.filter(event_id=general.event_id).count() == 1
+    assert not LogEntry.objects.filter(action_flag=ADDITION).exists()

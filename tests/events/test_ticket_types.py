@@ -327,6 +327,9 @@ def test_a_type_nobody_bought_is_deleted(owner_client, general):
 
     assert response.status_code == 302
     assert not TicketType.objects.filter(pk=general.pk).exists()
+    # The audit record names the deleted type (delete() clears the instance's pk; the record once had none).
+    audit = AuditLog.objects.get(action="ticket_type.deleted")
+    assert (audit.object_id, audit.event_id) == (general.pk, general.event_id)
 
 
 def test_a_sold_type_cannot_be_deleted_and_the_page_offers_taking_it_off_sale(owner_client, general):

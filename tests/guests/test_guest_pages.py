@@ -236,6 +236,31 @@ def test_add_guest_page_refuses_zero_expected_guests(owner_client, tenant, event
     assert not Guest.objects.filter(first_name="Zoe").exists()
 
 
+@pytest.mark.parametrize("field", ["first_name", "last_name"])
+def test_add_guest_page_refuses_a_control_character_in_a_name_on_the_field(owner_client, tenant, event, field):
+    url = reverse("guests:create", kwargs={"tenant_slug": tenant.slug, "event_id": event.pk})
+    data = {"first_name": "Zoe", "last_name": "Zander", "expected_guests": 1, field: "Zo\u202eeZ\tX"}
+
+    response = owner_client.post(url, data)
+
+    assert response.status_code == 400
+    assert response.context["form"].errors[field] == [
+        "Remove the control characters (tabs, line breaks or invisible direction marks) from this text."
+    ]
+    assert not Guest.objects.for_event(event).exists()
+
+
+def test_guest_detail_refuses_a_line_break_in_a_name_and_keeps_the_stored_one(owner_client, tenant, event, household):
+    anna, _lisa = household
+    url = reverse("guests:detail", kwargs={"tenant_slug": tenant.slug, "event_id": event.pk, "guest_id": anna.pk})
+
+    response = owner_client.post(url, {"first_name": "Anna", "last_name": "Mül\nler", "expected_guests": 1})
+
+    assert response.status_code == 400
+    assert "last_name" in response.context["form"].errors
+    assert Guest.objects.get(pk=anna.pk).last_name == anna.last_name
+
+
 def test_guest_detail_shows_code_link_and_group(owner_client, tenant, event, household):
     anna, _lisa = household
     url = reverse("guests:detail", kwargs={"tenant_slug": tenant.slug, "event_id": event.pk, "guest_id": anna.pk})

@@ -486,6 +486,57 @@ def test_the_error_report_lists_refused_rows_with_reasons_and_neutralises_formul
     assert [row["values"]["last_name"] for row in parsed.rows] == ["", "-2"]
 
 
+@pytest.mark.parametrize("file_format", ["csv", "xlsx"])
+def test_names_with_control_characters_are_refused_rows_kept_in_the_error_report(owner_client, event, file_format):
+    """A tab, a line break (a quoted cell over two lines) or a direction override in a name refuses that row,
+    naming the column; an update is checked the same way, and the report gives the cells back unchanged."""
+    ann = GuestFactory(event=event, first_name="Ann", last_name="Lee", email="ann@example.com")
+    rows = [
+        ["first_name", "last_name", "email"],
+        ["Bo", "Ng", ""],
+        ["Cy\tDee", "Ma", ""],  # 3
+        ["Di", "Two\nLines", ""],  # 4
+        ["Ed", "\u202eevil", ""],  # 5
+        ["Ann", "Le\x7fe", "ann@example.com"],  # 6: would update Ann (DEL: an .xlsx cannot hold most C0 controls)
+    ]
+    if file_format == "csv":
+        buffer = io.StringIO()
+        csv.writer(buffer).writerows(rows)
+        content, name = buffer.getvalue().encode(), "guests.csv"
+    else:
+        content, name = xlsx_bytes(rows), "guests.xlsx"
+    owner_client.post(url(event), {"file": SimpleUploadedFile(name, content)})
+    job = GuestImport.objects.get()
+
+    result = verdicts(job)
+    control = "contains a tab, a line break or another control character."
+    assert result[2] == ("new", [])
+    assert result[3] == ("refused", [f"First name {control}"])
+    assert result[4] == ("refused", [f"Last name {control}"])
+    assert result[5] == ("refused", [f"Last name {control}"])
+    assert result[6] == ("refused", [f"Last name {control}"])
+    assert confirm(job)
+    assert sorted(Guest.objects.for_event(event).values_list("first_name", "last_name")) == [
+        ("Ann", "Lee"),
+        ("Bo", "Ng"),
+    ]
+    ann.refresh_from_db()
+    assert ann.last_name == "Lee"
+    report = owner_client.get(url(event, f"{job.pk}/errors.csv")).content.decode("utf-8-sig")
+    reported = list(csv.reader(io.StringIO(report)))
+    assert [row[:2] for row in reported[1:]] == [row[:2] for row in rows[2:]]
+
+
+def test_names_with_control_characters_are_refused_in_spanish_too(event):
+    content = csv_bytes("nombre,apellidos", 'Ana,"Gar\ncía"')
+    with translation.override("es"):
+        job = start(event, content)
+    assert verdicts(job)[2] == (
+        "refused",
+        ["Apellidos contiene una tabulación, un salto de línea u otro carácter de control."],
+    )
+
+
 # --- who may import ------------------------------------------------------------------------------
 
 

@@ -257,6 +257,10 @@ def _doc(**fields):
         ({"rsvpStatus": "perhaps"}, "is not pending, coming or declined"),
         ({"lastName": ""}, "no last name"),
         ({"firstName": None}, "no first name"),
+        ({"firstName": "Ann\tMarie"}, "firstName contains a tab, a line break or another control character."),
+        ({"lastName": "Lee\nSmith"}, "lastName contains a tab"),
+        ({"lastName": "\u202eeeL"}, "lastName contains a tab"),
+        ({"lastName": "Lee\x00"}, "lastName contains a tab"),
         ({"token": None}, "no token"),
         ({"token": "ab1"}, "too easy to guess"),
         ({"_id": None}, "_id"),
@@ -279,6 +283,19 @@ def test_each_bad_document_is_refused_with_its_reason_and_the_rest_imported(even
     assert bad.outcome == REFUSED and reason in bad.reason, bad.reason
     assert good.outcome == CREATED
     assert list(Guest.objects.for_event(event).values_list("first_name", flat=True)) == ["Good"]
+
+
+def test_a_rerun_with_a_control_character_in_a_name_leaves_the_guest_as_it_was(event):
+    document = _doc(lastName="Lee")
+    first = _run(event, [document])
+    guest = Guest.objects.for_event(event).get()
+
+    again = _run(event, [{**document, "lastName": "Lee\r\nSmith"}], mapping=_mapping_of(first))
+
+    assert again.rows[0].outcome == REFUSED
+    assert "lastName contains" in again.rows[0].reason
+    guest.refresh_from_db()
+    assert guest.last_name == "Lee"
 
 
 def test_a_document_that_is_not_an_object_is_refused(event):
