@@ -3,6 +3,7 @@ import os
 import pytest
 from django.core.cache import cache, caches
 from django.db import connection
+from django.utils import translation
 
 from events.on_sale_cache import kept_events_forget
 from tenants.models import Role
@@ -53,6 +54,16 @@ def pytest_runtest_call(item):
         return
     with connection.execute_wrapper(mongo_shadow.raw_sql_guard):
         yield
+
+
+@pytest.fixture(autouse=True)
+def _default_language():
+    """Each test starts in the default language: LocaleMiddleware leaves a request's language (say an
+    `Accept-Language: es` page) active in the thread after the test client returns, and a later test that
+    reads a message without a request would get it in Spanish."""
+    translation.deactivate()
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture(autouse=True)
