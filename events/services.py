@@ -456,8 +456,15 @@ TICKET_TYPE_IN_USE = gettext_lazy("Tickets of this type were sold or are held; t
 
 
 def ticket_type_delete(*, ticket_type: TicketType, acting_user: ActingUser) -> None:
-    """Delete a type nobody bought or holds; otherwise take it off sale instead (is_active=False)."""
-    if TicketType.objects.filter(pk=ticket_type.pk, sold=0, reserved=0).exists() and not ticket_type.tickets.exists():
+    """Delete a type nobody bought or holds; otherwise take it off sale instead (is_active=False).
+
+    Closed to new seats first, in one compare-and-set on "nobody bought or holds any" (capacity 0, off
+    sale), then deleted: a checkout between a check and the delete would hold seats of a type gone.
+    """
+    closed = not ticket_type.tickets.exists() and TicketType.objects.filter(
+        pk=ticket_type.pk, sold=0, reserved=0
+    ).update(capacity=0, is_active=False)
+    if closed:
         pk = ticket_type.pk  # delete() sets the instance's pk to None
         ticket_type.delete()
         audit_log_record(

@@ -332,6 +332,39 @@ def test_a_type_nobody_bought_is_deleted(owner_client, general):
     assert (audit.object_id, audit.event_id) == (general.pk, general.event_id)
 
 
+def test_a_type_being_deleted_is_closed_to_new_seats_before_it_goes(owner_client, general, monkeypatch):
+    """The delete is a compare-and-set on "nobody bought or holds a seat": a checkout that comes between it
+    and the row's deletion finds the type sold out, instead of holding seats of a deleted type."""
+    from events import services
+
+    reserved_meanwhile = []
+    real_delete = TicketType.delete
+
+    def a_checkout_first(self, *args, **kwargs):
+        reserved_meanwhile.append(services.seats_reserve(ticket_type_id=self.pk, quantity=1))
+        return real_delete(self, *args, **kwargs)
+
+    monkeypatch.setattr(TicketType, "delete", a_checkout_first)
+    owner_client.post(_type_url("events:ticket-type-delete", general))
+
+    assert reserved_meanwhile == [False]
+    assert not TicketType.objects.filter(pk=general.pk).exists()
+
+
+def test_a_type_whose_seat_was_taken_after_the_page_loaded_is_not_deleted(owner, general):
+    from django.core.exceptions import ValidationError
+
+    from events import services
+
+    assert services.seats_reserve(ticket_type_id=general.pk, quantity=1)
+    with pytest.raises(ValidationError):
+        services.ticket_type_delete(ticket_type=general, acting_user=owner)
+
+    general.refresh_from_db()
+    assert (general.reserved, general.is_active, general.capacity) == (1, True, general.capacity)
+    assert general.capacity > 0
+
+
 def test_a_sold_type_cannot_be_deleted_and_the_page_offers_taking_it_off_sale(owner_client, general):
     TicketType.objects.filter(pk=general.pk).update(sold=2)
 
