@@ -6,6 +6,7 @@ from django.utils.translation import gettext_lazy as _
 from billing.services import MAX_TICKETS_PER_ORDER, CheckoutItem, CheckoutRequest
 from eventsaas.forms import EventQuestionsMixin
 from eventsaas.money import money_format
+from eventsaas.validators import validate_no_control_characters
 
 
 class ShopForm(EventQuestionsMixin, forms.Form):
@@ -20,7 +21,10 @@ class ShopForm(EventQuestionsMixin, forms.Form):
     """
 
     buyer_name = forms.CharField(
-        label=_("Your name"), max_length=200, widget=forms.TextInput(attrs={"autocomplete": "name"})
+        label=_("Your name"),
+        max_length=200,
+        validators=[validate_no_control_characters],
+        widget=forms.TextInput(attrs={"autocomplete": "name"}),
     )
     buyer_email = forms.EmailField(
         label=_("Email"),
@@ -67,6 +71,7 @@ class ShopForm(EventQuestionsMixin, forms.Form):
                 self.fields[self.attendee_name(seat)] = forms.CharField(
                     label=_("Name on ticket %(number)s (%(type)s)") % {"number": seat, "type": ticket_type.name},
                     max_length=200,
+                    validators=[validate_no_control_characters],
                     error_messages={"required": _("Enter the name of the person for this ticket.")},
                     widget=forms.TextInput(attrs={"autocomplete": "off", "data-attendee": ""}),
                 )
@@ -149,7 +154,11 @@ class WaitlistJoinForm(forms.Form):
         widget=forms.EmailInput(attrs={"autocomplete": "email"}),
     )
     name = forms.CharField(
-        label=_("Your name"), required=False, max_length=200, widget=forms.TextInput(attrs={"autocomplete": "name"})
+        label=_("Your name"),
+        required=False,
+        max_length=200,
+        validators=[validate_no_control_characters],
+        widget=forms.TextInput(attrs={"autocomplete": "name"}),
     )
     code = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
 
@@ -158,5 +167,8 @@ class WaitlistOfferForm(forms.Form):
     """Buy the seat a waitlist offer holds: the buyer's name (the email is the entry's)."""
 
     buyer_name = forms.CharField(
-        label=_("Your name"), max_length=200, widget=forms.TextInput(attrs={"autocomplete": "name"})
+        label=_("Your name"),
+        max_length=200,
+        validators=[validate_no_control_characters],
+        widget=forms.TextInput(attrs={"autocomplete": "name"}),
     )

@@ -22,6 +22,7 @@ from billing.services.waitlist import waitlist_claim, waitlist_claim_undo
 from events import services as events_services
 from events.models import Event, TicketType
 from eventsaas.services import audit_log_record
+from eventsaas.validators import validate_no_control_characters
 
 logger = logging.getLogger(__name__)
 
@@ -157,6 +158,11 @@ def _checkout_lines(*, event: Event, request: CheckoutRequest, at: datetime) -> 
         raise ValidationError({"attendees": _("Give the name of the person for each ticket.")})
     if any(len(name) > 200 for name in names):
         raise ValidationError({"attendees": _("Names can have at most 200 characters.")})
+    for name in names:  # names on tickets, and the buyer's becomes a guest's name (billing.services.holders)
+        try:
+            validate_no_control_characters(name)
+        except ValidationError as exc:
+            raise ValidationError({"attendees": exc.messages}) from None
     attendees: list[dict[str, str]] = []
     for line in lines:
         for _seat in range(line["quantity"]):
@@ -170,6 +176,10 @@ def _buyer_clean(request: CheckoutRequest) -> Order:
     buyer_errors: dict[str, str | list[str]] = {}
     if not buyer.buyer_name:
         buyer_errors["buyer_name"] = _("Enter your name.")
+    try:
+        validate_no_control_characters(buyer.buyer_name)
+    except ValidationError as exc:
+        buyer_errors["buyer_name"] = exc.messages
     try:
         Order._meta.get_field("buyer_email").run_validators(buyer.buyer_email)
         if not buyer.buyer_email:

@@ -200,6 +200,11 @@ def test_checkout_answers_are_what_their_documented_serializers_give(concert, st
         (lambda t: {**checkout_body((t, 1)), "buyer": {"name": "  ", "email": "ada@example.com"}}, ["buyer", "name"]),
         (lambda t: checkout_body((t, 2), attendees=[{"name": "Ada"}]), ["attendees"]),
         (lambda t: checkout_body((t, 1), answers={"no_such_question": "yes"}), ["answers"]),
+        (
+            lambda t: {**checkout_body((t, 1)), "buyer": {"name": "Ada\u202eecalevol", "email": "a@b.example"}},
+            ["buyer", "name"],
+        ),
+        (lambda t: checkout_body((t, 2), attendees=[{"name": "Ada"}, {"name": "Charles\tBabbage"}]), ["attendees"]),
     ],
     ids=[
         "unknown-field",
@@ -214,6 +219,8 @@ def test_checkout_answers_are_what_their_documented_serializers_give(concert, st
         "blank-name",
         "wrong-attendee-count",
         "unknown-question",
+        "buyer-name-reversed-by-a-direction-mark",
+        "attendee-name-with-a-tab",
     ],
 )
 def test_bad_checkout_input_is_a_field_error_and_reserves_nothing(concert, stalls, body, error_path):

@@ -356,6 +356,24 @@ def test_service_validation_errors_land_on_the_form_fields(client, concert, gene
     assert_nothing_reserved(general)
 
 
+@pytest.mark.parametrize(
+    ("names", "field"),
+    [({"buyer_name": "Ana\nGarcía"}, "buyer_name"), ({"attendee_1": "Bea\u202eGil"}, "attendee_1")],
+    ids=["buyer-name-with-a-line-break", "attendee-name-with-a-direction-mark"],
+)
+def test_a_name_with_control_characters_is_refused_on_its_field(client, concert, general, names, field):
+    """The buyer's name becomes a guest's name and an export's cell: a line break or a direction mark in a name
+    is refused on its field, and nothing is reserved."""
+    Event.objects.filter(pk=concert.pk).update(attendee_names_required=True)
+
+    response = client.post(shop_url(concert), buyer(**qty(general, 1), **{"attendee_1": "Bea Gil", **names}))
+
+    assert response.status_code == 400
+    assert "control characters" in " ".join(response.context["form"].errors[field])
+    assert Order.objects.count() == 0
+    assert_nothing_reserved(general)
+
+
 def test_service_errors_without_a_field_are_shown_above_the_form(client, concert, general):
     TicketTypeFactory(event=concert, name="Dollar seats", currency="usd")
     dollars = concert.ticket_types.get(name="Dollar seats")
