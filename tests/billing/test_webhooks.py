@@ -107,9 +107,7 @@ def test_processing_a_payment_reads_nothing_it_already_has(fake_stripe, order, s
     # pointing at it in one insert, so nothing is linked or counted afterwards.
     assert statements(queries, "SELECT", main_table="billing_ticket") == []
     assert statements(queries, "UPDATE", main_table="billing_ticket") == []
-    assert set(Ticket.objects.filter(order=order).values_list("guest__holder_key", flat=True)) == {
-        f"order:{order.pk}"
-    }
+    assert set(Ticket.objects.filter(order=order).values_list("guest__holder_key", flat=True)) == {f"order:{order.pk}"}
     # The holder inserted already coming for its tickets, never read and never written again.
     assert statements(queries, "SELECT", main_table="guests_guest") == []
     assert statements(queries, "UPDATE", main_table="guests_guest") == []
