@@ -183,18 +183,26 @@ def webhook_event_process(*, webhook_event: WebhookEvent) -> WebhookEvent:
 
 
 def webhook_events_requeue_stale(*, older_than_seconds: int = 300) -> int:
-    """Send again events stored but never processed (the enqueue failed, or the worker died)."""
+    """Send again events stored but never processed (the enqueue failed, or the worker died), up to 10 attempts.
+
+    A failure counts its own attempt; an event still `received` reported no outcome (its worker was killed
+    inside the handler, or its task was never sent), so the resend is counted here: an event that kills
+    every worker that takes it stops after 10 sweeps instead of being sent every 5 minutes forever.
+    """
     from billing.tasks import webhook_event_process_task
 
     cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
-    stale = WebhookEvent.objects.filter(
-        status__in=[WebhookEvent.Status.RECEIVED, WebhookEvent.Status.FAILED], received_at__lte=cutoff, attempts__lt=10
-    ).values_list("pk", flat=True)[:500]
-    count = 0
+    stale = list(
+        WebhookEvent.objects.filter(
+            status__in=[WebhookEvent.Status.RECEIVED, WebhookEvent.Status.FAILED],
+            received_at__lte=cutoff,
+            attempts__lt=10,
+        ).values_list("pk", flat=True)[:500]
+    )
+    WebhookEvent.objects.filter(pk__in=stale, status=WebhookEvent.Status.RECEIVED).update(attempts=F("attempts") + 1)
     for pk in stale:
         enqueue_on_commit(webhook_event_process_task, webhook_event_id=str(pk))
-        count += 1
-    return count
+    return len(stale)
 
 
 def order_simulate_payment(*, order: Order, paid: bool = True) -> WebhookEvent:

@@ -458,6 +458,23 @@ def test_the_stale_events_sweep_reprocesses_a_failed_refund_event(
     assert assert_money_matches(order, fake_stripe) == 0
 
 
+def test_an_event_whose_worker_dies_every_time_is_sent_again_at_most_ten_times(
+    fake_stripe, order, monkeypatch, django_capture_on_commit_callbacks
+):
+    """A worker killed inside the handler reports no outcome, so the sweep counts its resend: an event that
+    kills every worker stops being sent after 10 attempts, where it would otherwise come back every sweep."""
+    body, signature = fake_stripe.signed_payload(fake_stripe.complete(order.stripe_session_id), STRIPE_WEBHOOK_SECRET)
+    sent = []
+    monkeypatch.setattr(webhooks, "enqueue_on_commit", lambda task, **kwargs: sent.append(kwargs))
+    row, _created = services.webhook_receive(payload=body, signature=signature)  # its worker then dies
+
+    rounds = [services.webhook_events_requeue_stale(older_than_seconds=0) for _sweep in range(12)]
+
+    assert rounds == [1] * 10 + [0, 0]
+    assert len(sent) == 1 + 10
+    assert fresh(row).attempts == 10 and fresh(row).status == WebhookEvent.Status.RECEIVED
+
+
 def test_a_payment_cut_short_leaves_nothing_half_done_and_the_retry_completes_it(
     fake_stripe, order, standard, vip, webhook, monkeypatch, django_capture_on_commit_callbacks
 ):
