@@ -27,18 +27,23 @@ def general(tenant):
     return TicketTypeFactory(event=TicketedEventFactory(tenant=tenant), name="General", price=2500, capacity=10)
 
 
+def _pending_order(general, quantity, *, name="Ann Lee", email="ann@example.com"):
+    """An order for `quantity` General tickets, checked out and not paid yet."""
+    return services.checkout_start(
+        event=general.event,
+        request=CheckoutRequest(
+            items=[CheckoutItem(ticket_type_id=str(general.pk), quantity=quantity)],
+            buyer_name=name,
+            buyer_email=email,
+        ),
+    )
+
+
 @pytest.fixture
 def paid_order(general, django_capture_on_commit_callbacks):
     """Two General tickets, paid through the test-payment webhook, one refunded: every billing row exists."""
     with django_capture_on_commit_callbacks(execute=True):
-        order = services.checkout_start(
-            event=general.event,
-            request=CheckoutRequest(
-                items=[CheckoutItem(ticket_type_id=str(general.pk), quantity=2)],
-                buyer_name="Ann Lee",
-                buyer_email="ann@example.com",
-            ),
-        )
+        order = _pending_order(general, 2)
         services.order_simulate_payment(order=order)
     order.refresh_from_db()
     return services.order_refund(order=order, acting_user=None, amount=2500)
@@ -285,14 +290,7 @@ def test_connected_accounts_are_found_by_organization_or_account_id_and_read_onl
 
 def _paid_order(general, quantity, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        order = services.checkout_start(
-            event=general.event,
-            request=CheckoutRequest(
-                items=[CheckoutItem(ticket_type_id=str(general.pk), quantity=quantity)],
-                buyer_name="Cy Dee",
-                buyer_email="cy@example.com",
-            ),
-        )
+        order = _pending_order(general, quantity, name="Cy Dee", email="cy@example.com")
         services.order_simulate_payment(order=order)
     return order
 
@@ -344,14 +342,7 @@ def test_an_event_or_organization_with_orders_cannot_be_deleted_in_the_admin(
     if paid:
         order = _paid_order(general, 2, django_capture_on_commit_callbacks)
     else:  # no tickets yet, so nothing is protected: the order admin's missing delete permission refuses alone
-        order = services.checkout_start(
-            event=general.event,
-            request=CheckoutRequest(
-                items=[CheckoutItem(ticket_type_id=str(general.pk), quantity=1)],
-                buyer_name="Ann Lee",
-                buyer_email="ann@example.com",
-            ),
-        )
+        order = _pending_order(general, 1)
     user = UserFactory(is_staff=True, is_superuser=True) if is_superuser else _staff_with_every_model_permission()
     client.force_login(user)
     target = order.event if owner == "event" else order.event.tenant
