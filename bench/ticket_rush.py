@@ -22,11 +22,13 @@ Not part of the test suite. In one run it:
    workers; each delivery goes through webhook_receive() and the processing task (eager, in the worker, as
    after the commit); prints deliveries per second and latency, then checks the invariants: every event stored
    once and processed, every order paid, one ticket per seat, ledger = paid amounts = order totals, seats sold
-   = seats paid with none left reserved, one confirmation email per order.
+   = seats paid with none left reserved, one confirmation email per order, one expiry notice per order
+   expired first (not emailed: sent after the payment, it finds the order paid).
 
 Exit status 1 if a guarded rush oversold or leaked a seat, or a webhook invariant is broken.
-The confirmation emails (a task of their own in production) are not sent inside the timed webhook phase:
-the workers record what they enqueue and the emails are sent afterwards, through the real task.
+The emails (the tickets and "your order expired", each a task of its own in production) are not sent inside
+the timed webhook phase: the workers record what they enqueue and the emails are sent afterwards, through the
+real tasks.
 """
 
 import argparse
@@ -259,15 +261,14 @@ def rush(args, event, quantities, name, work_for) -> dict:
 
 
 class EnqueueRecorder:
-    """Stands in for the confirmation email task in the workers: records the order ids it was sent."""
+    """Stands in for an email task in the workers: records what it was sent, as (task, kwargs)."""
 
-    name = "billing.order_confirmation_send (recorded)"
-
-    def __init__(self):
-        self.order_ids = []
+    def __init__(self, task: str, sent: list):
+        self.name, self.sent = f"{task} (recorded)", sent
+        self.task = task
 
     def apply_async(self, args=(), kwargs=None):
-        self.order_ids.append(kwargs["order_id"])
+        self.sent.append((self.task, kwargs))
 
 
 def deliveries_for(orders, args, rng: random.Random) -> tuple[list, set]:
@@ -308,25 +309,28 @@ def receive():
     from billing import services
     from billing.services import orders
 
-    recorder = EnqueueRecorder()
-    # Emails are their own task in production; outside the timed phase here (sent afterwards, below).
-    orders._confirmation_task = lambda: recorder
+    sent = []
+    confirmation, closed = EnqueueRecorder("confirmation", sent), EnqueueRecorder("closed", sent)
+    # Emails are their own tasks in production; outside the timed phase here (sent afterwards, below):
+    # the tickets email of each paid order, the "your order expired" email of each expired one.
+    orders._confirmation_task = lambda: confirmation
+    orders._closed_notify_task = lambda: closed
 
     def work(delivery):
         _kind, _order_id, payload, signature = delivery
         _row, created = services.webhook_receive(payload=payload, signature=signature)
         return ("stored" if created else "duplicate",)
 
-    work.collected = recorder.order_ids
+    work.collected = sent
     return work
 
 
-def webhook_invariants(orders, ticket_type, deliveries, late, confirmations) -> list[tuple[str, object, object]]:
+def webhook_invariants(orders, ticket_type, deliveries, late, sent) -> list[tuple[str, object, object]]:
     from django.core import mail
     from django.db.models import Count, Sum
 
     from billing.models import LedgerEntry, Order, Ticket, WebhookEvent
-    from billing.tasks import order_confirmation_send_task
+    from billing.tasks import order_closed_notify_task, order_confirmation_send_task
     from eventsaas.models import AuditLog
 
     order_ids = [o.pk for o in orders]
@@ -343,8 +347,13 @@ def webhook_invariants(orders, ticket_type, deliveries, late, confirmations) -> 
     late_paid = fresh.filter(pk__in=late, status=Order.Status.PAID).count()
     # Sent after their expiry, but a worker may still process a payment before the expiry a slower one holds.
     paid_late = AuditLog.objects.filter(action="order.paid", object_id__in=order_ids, data__late=True).count()
-    for order_id in confirmations:
-        order_confirmation_send_task(order_id=order_id)
+    for task, kwargs in sent:
+        if task == "closed":
+            order_closed_notify_task(**kwargs)
+    expiry_emails = len(mail.outbox)
+    for task, kwargs in sent:
+        if task == "confirmation":
+            order_confirmation_send_task(**kwargs)
     rows = [
         ("webhook events stored once", len({d[2] for d in deliveries}), sum(event_rows.values())),
         ("  processed", sum(event_rows.values()), event_rows.get(WebhookEvent.Status.PROCESSED, 0)),
@@ -361,7 +370,10 @@ def webhook_invariants(orders, ticket_type, deliveries, late, confirmations) -> 
         ("paid amounts = order totals", totals, fresh.aggregate(s=Sum("paid_amount"))["s"] or 0),
         ("seats sold", seats, ticket_type.sold),
         ("seats still reserved", 0, ticket_type.reserved),
-        ("confirmation emails (one per order)", len(orders), len(mail.outbox)),
+        ("expiry notices enqueued (one per expired)", len(late), sum(task == "closed" for task, _ in sent)),
+        # Sent after the payments: the order is paid by then, and the tickets email says what matters.
+        ("  of them emailed once paid", 0, expiry_emails),
+        ("confirmation emails (one per order)", len(orders), len(mail.outbox) - expiry_emails),
     ]
     return rows, paid_late
 
@@ -478,7 +490,8 @@ def run(args, database) -> int:
     deliveries, late = deliveries_for(orders, args, rng)
     collected = run_workers(args.workers, deliveries, receive())
     hooks = summarize(collected)
-    confirmations = [order_id for result in collected for order_id in result["extra"] or ()]
+    sent = [task for result in collected for task in result["extra"] or ()]
+    confirmations = [kwargs["order_id"] for task, kwargs in sent if task == "confirmation"]
     repeats = (
         f"each completed event once plus {args.duplicate_share:.0%} of all deliveries repeated"
         if args.duplicate_share is not None
@@ -504,7 +517,7 @@ def run(args, database) -> int:
             ],
         )
     )
-    invariants, paid_late = webhook_invariants(orders, real["ticket_type"], deliveries, late, confirmations)
+    invariants, paid_late = webhook_invariants(orders, real["ticket_type"], deliveries, late, sent)
     print(
         table(
             ["invariant", "expected", "actual", "ok"],
