@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 
 from eventsaas.fields import now_as_stored
 from eventsaas.models import AuditLog, FailedTask
@@ -35,6 +38,45 @@ def _account(actor_user: ActingUser) -> User | None:
     return None
 
 
+#: The entries of the audit_log_together() block running in this thread, if any.
+_together: ContextVar[list[AuditLog] | None] = ContextVar("audit_log_together", default=None)
+
+
+@contextmanager
+def audit_log_together() -> Iterator[None]:
+    """The audit entries recorded inside the block are written together in one insert when it ends.
+
+    For a unit of work that records several through different services (a payment: the order paid, its
+    holder guest created and coming): one statement instead of one per entry. A block inside another
+    joins it. If the block fails, what it recorded is still written where writes stand alone (MongoDB);
+    on SQL its transaction rolls them back with everything else.
+    """
+    if _together.get() is not None:
+        yield
+        return
+    rows: list[AuditLog] = []
+    token = _together.set(rows)
+    try:
+        yield
+    except BaseException:
+        _together.reset(token)
+        _write_quietly(rows)
+        raise
+    _together.reset(token)
+    if rows:
+        AuditLog.objects.bulk_create(rows)
+
+
+def _write_quietly(rows: list[AuditLog]) -> None:
+    if not rows:
+        return
+    try:
+        with transaction.atomic():  # a savepoint on SQL, where the failed transaction refuses it
+            AuditLog.objects.bulk_create(rows)
+    except DatabaseError:
+        pass  # the block's own error is the one to raise
+
+
 def audit_log_record(
     *,
     action: str,
@@ -47,7 +89,7 @@ def audit_log_record(
     data: dict[str, Any] | None = None,
 ) -> AuditLog:
     """Append one audit entry; every service that changes state calls this (tenant or tenant_id)."""
-    return AuditLog.objects.create(
+    row = AuditLog(
         tenant_id=tenant.pk if tenant is not None else tenant_id,
         event_id=event_id,
         action=action,
@@ -56,6 +98,12 @@ def audit_log_record(
         object_id=object_id,
         data=data or {},
     )
+    together = _together.get()
+    if together is not None:
+        together.append(row)
+    else:
+        row.save(force_insert=True)
+    return row
 
 
 def audit_log_record_many(*, entries: list[AuditEntry]) -> list[AuditLog]:
@@ -74,6 +122,10 @@ def audit_log_record_many(*, entries: list[AuditEntry]) -> list[AuditLog]:
                 data=entry.get("data") or {},
             )
         )
+    together = _together.get()
+    if together is not None:
+        together.extend(rows)
+        return rows
     return AuditLog.objects.bulk_create(rows) if rows else []
 
 
