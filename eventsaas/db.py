@@ -4,7 +4,8 @@ import contextlib
 import functools
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from typing import TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
@@ -52,13 +53,65 @@ def insert_once(row: Model, *, using: str = DEFAULT_DB_ALIAS) -> bool:
     """
     try:
         if connections[using].in_atomic_block:
-            with transaction.atomic(using=using):
+            with unique_insert(using):
                 row.save(force_insert=True, using=using)
         else:
             row.save(force_insert=True, using=using)
     except IntegrityError:
         return False
     return True
+
+
+#: True inside run_optimistically()'s first attempt: unique_insert() takes no savepoint.
+_optimistic: ContextVar[bool] = ContextVar("optimistic_transaction", default=False)
+
+
+class _RunAgainWithSavepoints(Exception):
+    """A unique constraint refused an insert in an optimistic attempt: its transaction is lost."""
+
+
+@contextlib.contextmanager
+def unique_insert(using: str = DEFAULT_DB_ALIAS, *, all_or_none: bool = False) -> Iterator[None]:
+    """Wrap an insert that a unique constraint may refuse, inside a transaction; the IntegrityError reaches
+    the caller, whose transaction stays usable (a savepoint on SQL; nothing on MongoDB, where a plain insert
+    waits for a racing one and then reports the duplicate). `all_or_none`: several rows, none stored if one is
+    refused (a MongoDB transaction: eventsaas.db.atomic).
+
+    Inside run_optimistically()'s first attempt, no savepoint: a refusal ends that attempt instead, and the
+    whole block runs again with savepoints. Most inserts are not refused, and a savepoint costs two statements.
+    """
+    if _optimistic.get():
+        try:
+            yield
+        except IntegrityError as exc:
+            raise _RunAgainWithSavepoints from exc
+        return
+    with atomic(using) if all_or_none else transaction.atomic(using=using):
+        yield
+
+
+def run_optimistically(block: Callable[[], T], *, using: str = DEFAULT_DB_ALIAS) -> T:
+    """`block()` in one transaction whose unique_insert()s take no savepoint; if a unique constraint refuses
+    one of them (rare: another writer got there first), the transaction is rolled back, with its on_commit
+    callbacks, and `block()` runs again in a new one, with savepoints, to take its usual way around the refusal.
+    Inside a caller's transaction the attempt is a savepoint of it, rolled back the same way.
+
+    For blocks that are safe to run twice and read what they need afresh. On SQL only: MongoDB has no
+    savepoints to spare and Django's atomic() does not roll it back, so there `block()` runs once, as it is.
+    """
+    if is_mongodb(using) or not connections[using].features.uses_savepoints:
+        with transaction.atomic(using=using):
+            return block()
+    token = _optimistic.set(True)
+    try:
+        with transaction.atomic(using=using):
+            return block()
+    except _RunAgainWithSavepoints:
+        pass
+    finally:
+        _optimistic.reset(token)
+    with transaction.atomic(using=using):
+        return block()
 
 
 def run_in_transaction(block: Callable[..., T], *, using: str = DEFAULT_DB_ALIAS, attempts: int = 5) -> T:

@@ -34,7 +34,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from events.models import Event
-from eventsaas.db import atomic, is_transient_transaction_error, run_in_transaction
+from eventsaas.db import atomic, is_transient_transaction_error, run_in_transaction, unique_insert
 from eventsaas.fields import MillisecondDateTimeField
 from eventsaas.services import AuditEntry, audit_log_record, audit_log_record_many
 from eventsaas.types import NOT_GIVEN, NotGiven, given
@@ -60,7 +60,7 @@ def _save_with_fresh_code(guest: Guest, *, update_fields: list[str] | None = Non
         guest.code = generate_code()
         _refresh_search_key(guest)
         try:
-            with transaction.atomic():
+            with unique_insert():
                 guest.save(update_fields=update_fields)
             return
         except IntegrityError:

@@ -2,6 +2,7 @@
 
 import pytest
 from django.db import DatabaseError, IntegrityError, OperationalError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 from pymongo.errors import OperationFailure
 
 from eventsaas import db
@@ -189,3 +190,61 @@ def test_insert_once_inside_a_transaction_leaves_it_usable_after_a_duplicate():
 
     assert set(Tenant.objects.values_list("slug", flat=True)) == {"taken", "later"}
     assert Tenant.objects.get(slug="taken").name == "Existing"
+
+
+def test_run_optimistically_runs_a_block_whose_insert_is_refused_again_with_savepoints():
+    """The first attempt's writes and on_commit callbacks go with it (SQL); the second takes the usual way."""
+    Tenant.objects.create(name="Existing", slug="taken")
+    attempts, committed = [], []
+
+    def block():
+        attempts.append(db._optimistic.get())
+        Tenant.objects.create(name="Before", slug="before")  # would be refused if the first attempt's stayed
+        transaction.on_commit(lambda: committed.append(len(attempts)))
+        stored = db.insert_once(Tenant(name="Duplicate", slug="taken"))
+        Tenant.objects.create(name="After", slug="after")
+        return stored
+
+    assert db.run_optimistically(block) is False
+
+    # On MongoDB there is nothing to roll back, so the block runs once, with its usual (free) guards.
+    assert attempts == NO_ROLLBACK.pick(sql=[True, False], mongodb=[False])
+    assert committed == [len(attempts)]
+    assert sorted(Tenant.objects.values_list("slug", flat=True)) == ["after", "before", "taken"]
+    assert Tenant.objects.get(slug="taken").name == "Existing"
+
+
+@NO_ROLLBACK.skip
+def test_run_optimistically_takes_no_savepoint_when_nothing_is_refused():
+    with CaptureQueriesContext(connection) as queries:
+        assert db.run_optimistically(lambda: db.insert_once(Tenant(name="New", slug="new"))) is True
+
+    assert not [q["sql"] for q in queries if "SAVEPOINT" in q["sql"].upper()]
+    assert Tenant.objects.filter(slug="new").exists()
+
+
+def test_run_optimistically_inside_a_transaction_rolls_back_only_its_attempt():
+    Tenant.objects.create(name="Existing", slug="taken")
+    with transaction.atomic():
+        Tenant.objects.create(name="Outer", slug="outer")
+        db.run_optimistically(
+            lambda: (
+                Tenant.objects.create(name="Inner", slug="inner"),
+                db.insert_once(Tenant(name="Dup", slug="taken")),
+            )
+        )
+
+    assert sorted(Tenant.objects.values_list("slug", flat=True)) == ["inner", "outer", "taken"]
+
+
+def test_an_error_that_is_not_a_refusal_ends_run_optimistically_at_once():
+    attempts = []
+
+    def block():
+        attempts.append(1)
+        raise ValueError("not a refusal")
+
+    with pytest.raises(ValueError):
+        db.run_optimistically(block)
+    assert attempts == [1]
+    assert db._optimistic.get() is False

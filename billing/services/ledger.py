@@ -4,11 +4,12 @@ A payment books the gross amount and the platform's fee taken with it; a refund 
 back and the part of the fee given back with it (billing/services/fees.py). The organizer's net is amount - fee.
 """
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 from django.db.models import F
 from django.db.models.functions import Greatest
 
 from billing.models import LedgerEntry, Order
+from eventsaas.db import unique_insert
 
 
 def ledger_book(*, order: Order, kind: str, amount: int, currency: str, stripe_object_id: str, fee: int = 0) -> bool:
@@ -16,9 +17,7 @@ def ledger_book(*, order: Order, kind: str, amount: int, currency: str, stripe_o
     if not 0 <= fee <= amount:
         raise ValueError(f"A fee of {fee} does not fit an entry of {amount}.")
     try:
-        # A savepoint on PostgreSQL. Not a MongoDB transaction: a plain insert there waits
-        # for a racing one and then fails on the unique index, like SQL (eventsaas.db.atomic).
-        with transaction.atomic():
+        with unique_insert():
             LedgerEntry.objects.create(
                 tenant_id=order.tenant_id,
                 event_id=order.event_id,
