@@ -23,7 +23,7 @@ from billing.services.refunds import refunds_apply
 from billing.services.seats import order_lines_reserve
 from billing.services.waitlist import waitlist_seats_freed
 from events import services as events_services
-from eventsaas.db import atomic, is_transient_transaction_error
+from eventsaas.db import atomic, is_transient_transaction_error, unique_insert
 from eventsaas.fields import now_as_stored
 from eventsaas.services import audit_log_record
 from eventsaas.tasks import enqueue_on_commit
@@ -87,7 +87,7 @@ def order_payment_record(*, order: Order, payment_intent_id: str, amount: int, c
     handlers: the ledger entry is unique per payment, the status arrows are
     compare-and-set, tickets are unique per seat.
     """
-    ledger_book(
+    booked = ledger_book(
         order=order,
         kind=LedgerEntry.Kind.PAYMENT,
         amount=amount,
@@ -95,7 +95,9 @@ def order_payment_record(*, order: Order, payment_intent_id: str, amount: int, c
         stripe_object_id=payment_intent_id,
         fee=order_fee_taken(order, charged=amount),
     )
-    first = _pending_order_pay(order, payment_intent_id=payment_intent_id, amount=amount, currency=currency)
+    first = _pending_order_pay(
+        order, payment_intent_id=payment_intent_id, amount=amount, currency=currency, booked=booked
+    )
     settled = first or _payment_settle(order, payment_intent_id=payment_intent_id, amount=amount, currency=currency)
     if settled and order.is_paid:
         tickets_issue(order=order, first=first)
@@ -137,16 +139,23 @@ def _payment_settle(order: Order, *, payment_intent_id: str, amount: int, curren
     return True
 
 
-def _pending_order_pay(order: Order, *, payment_intent_id: str, amount: int, currency: str) -> bool:
+def _pending_order_pay(order: Order, *, payment_intent_id: str, amount: int, currency: str, booked: bool) -> bool:
     """The usual first delivery of a payment: pending -> paid, with the payment intent and the ledger's totals,
-    in one compare-and-set, then the held seats sold. `order` must come with its event.
+    in one compare-and-set, then the held seats sold. `order` must come with its event; `booked`: this call
+    has just booked the payment in the ledger.
 
     False, with nothing written, unless the order was pending as read and the payment is of its amount, or
     when the order (or its payment intent) moved on since it was read; the caller then takes the long way.
     """
     if order.status != Order.Status.PENDING or amount != order.total or currency != order.currency:
         return False
-    paid, refunded = ledger_totals(order)
+    if booked and not order.stripe_payment_intent_id:
+        # The ledger holds this payment alone, so it need not be read: a refund finds its order by the payment
+        # intent, which no event had named yet (and the compare-and-set below checks it still has not), and
+        # another delivery of this payment could not book it again.
+        paid, refunded = amount, 0
+    else:
+        paid, refunded = ledger_totals(order)
     now = now_as_stored()
     changes: dict[str, Any] = {
         "status": Order.Status.PAID,
@@ -333,7 +342,7 @@ def _first_tickets_issue(order: Order) -> bool:
     if guest is None:
         return False
     try:
-        with atomic():
+        with unique_insert(all_or_none=True):
             Ticket.objects.bulk_create(_order_tickets(order, guest=guest))
     except Exception as exc:
         if not _lost_to_another_issue(exc):

@@ -5,7 +5,6 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
-from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -14,8 +13,9 @@ from billing.models import ConnectedAccount, Order, WebhookEvent
 from billing.services.connect import CONNECT_WEBHOOK_HANDLERS
 from billing.services.orders import order_close, order_payment_record
 from billing.services.refunds import order_refunds_sync
-from eventsaas.db import insert_once
+from eventsaas.db import insert_once, run_optimistically
 from eventsaas.fields import now_as_stored
+from eventsaas.services import audit_log_together
 from eventsaas.tasks import TransientError, enqueue_on_commit
 
 logger = logging.getLogger(__name__)
@@ -143,31 +143,37 @@ def webhook_event_process(*, webhook_event: WebhookEvent) -> WebhookEvent:
     handler = WEBHOOK_HANDLERS.get(webhook_event.type)
     account_handler = CONNECT_WEBHOOK_HANDLERS.get(webhook_event.type)
     obj = (webhook_event.payload.get("data") or {}).get("object") or {}
-    try:
-        # One transaction for speed, not correctness: on PostgreSQL one commit (one WAL flush)
-        # instead of one per statement, which was most of a payment's time. The handlers are
-        # compare-and-set and idempotent, so a delivery processed twice or cut short is still
-        # right; Django's atomic() is a no-op on MongoDB, where each write stands alone as before.
-        with transaction.atomic():
-            # Account events need the envelope (`account`, `created`), so their handlers take the whole event.
+
+    def handle() -> tuple[dict[str, Any], int]:
+        # Account events need the envelope (`account`, `created`), so their handlers take the whole event.
+        # A payment's audit entries (order paid, holder guest created and coming) go in one insert.
+        with audit_log_together():
             result: Order | ConnectedAccount | None = (
                 account_handler(event=webhook_event.payload) if account_handler else handler(obj) if handler else None
             )
-            outcome = {
-                "status": WebhookEvent.Status.PROCESSED if result is not None else WebhookEvent.Status.IGNORED,
-                "processed_at": now_as_stored(),
-                "error": "",
-                "tenant_id": result.tenant_id if result is not None else None,
-                "order_id": result.pk if isinstance(result, Order) else None,
-            }
-            # The attempt is counted with its outcome, in the same write (one statement fewer per
-            # delivery): a worker killed inside the handler leaves no count, and the stale sweep sends
-            # the event again (webhook_events_requeue_stale).
-            stored = (
-                WebhookEvent.objects.filter(pk=webhook_event.pk)
-                .exclude(status=outcome["status"])
-                .update(**outcome, attempts=F("attempts") + 1)
-            )
+        outcome = {
+            "status": WebhookEvent.Status.PROCESSED if result is not None else WebhookEvent.Status.IGNORED,
+            "processed_at": now_as_stored(),
+            "error": "",
+            "tenant_id": result.tenant_id if result is not None else None,
+            "order_id": result.pk if isinstance(result, Order) else None,
+        }
+        # The attempt is counted with its outcome, in the same write (one statement fewer per
+        # delivery): a worker killed inside the handler leaves no count, and the stale sweep sends
+        # the event again (webhook_events_requeue_stale).
+        stored = (
+            WebhookEvent.objects.filter(pk=webhook_event.pk)
+            .exclude(status=outcome["status"])
+            .update(**outcome, attempts=F("attempts") + 1)
+        )
+        return outcome, stored
+
+    try:
+        # One transaction for speed, not correctness: on PostgreSQL one commit (one WAL flush) instead of one
+        # per statement, which was most of a payment's time, and no savepoint around each insert that could
+        # be refused (run_optimistically). The handlers are compare-and-set and idempotent, so a delivery
+        # processed twice or cut short is still right; on MongoDB each write stands alone as before.
+        outcome, stored = run_optimistically(handle)
     except Exception as exc:
         WebhookEvent.objects.filter(pk=webhook_event.pk).exclude(status=WebhookEvent.Status.PROCESSED).update(
             status=WebhookEvent.Status.FAILED, error=f"{type(exc).__name__}: {exc}", attempts=F("attempts") + 1

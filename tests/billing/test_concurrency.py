@@ -421,16 +421,17 @@ def test_a_payment_whose_order_the_sweep_closes_between_its_read_and_its_update_
     ticket_type = TicketTypeFactory(event=ticketed_event, capacity=2, max_per_order=2)
     order = checkout_start(event=ticketed_event, request=buyer_request(ticket_type, 2, 0))
     swept = []
-    totals = billing_orders.ledger_totals
+    stamp = billing_orders.now_as_stored
 
-    def totals_then_sweep(order):
-        # Read last before the payment's pending -> paid compare-and-set (billing.services.orders).
-        result = totals(order)
+    def stamp_then_sweep():
+        # Taken last before the payment's pending -> paid compare-and-set (billing.services.orders).
+        result = stamp()
         if not swept:
-            swept.append(orders_expire_due(now=timezone.now() + timedelta(hours=2)))
+            swept.append(None)  # the sweep takes a time stamp too
+            swept[0] = orders_expire_due(now=timezone.now() + timedelta(hours=2))
         return result
 
-    monkeypatch.setattr(billing_orders, "ledger_totals", totals_then_sweep)
+    monkeypatch.setattr(billing_orders, "now_as_stored", stamp_then_sweep)
     services.order_simulate_payment(order=order)
 
     assert swept == [1]

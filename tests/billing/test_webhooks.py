@@ -32,7 +32,7 @@ from tests.billing.conftest import (
     tickets_of,
 )
 from tests.factories import TicketedEventFactory, TicketTypeFactory
-from tests.support.backends import statements
+from tests.support.backends import NO_ROLLBACK, statements
 from tests.support.stripe_fixtures import STRIPE_WEBHOOK_SECRET
 
 pytestmark = pytest.mark.django_db
@@ -113,6 +113,14 @@ def test_processing_a_payment_reads_nothing_it_already_has(fake_stripe, order, s
     assert statements(queries, "UPDATE", main_table="guests_guest") == []
     # Nor the event row read back at the end.
     assert statements(queries, "SELECT", main_table="billing_webhookevent") == []
+    # Nor the ledger: the payment was just booked, for an order no event had named a payment intent for.
+    assert statements(queries, "SELECT", main_table="billing_ledgerentry") == []
+    # The order paid, the holder created and coming: one audit insert; and no savepoint around each insert
+    # that could be refused (eventsaas.db.run_optimistically). One savepoint on SQL: the test's transaction
+    # makes the whole attempt one.
+    assert len(statements(queries, "INSERT", main_table="tenants_auditlog")) == 1
+    savepoints = [q["sql"] for q in queries.captured_queries if q["sql"].upper().startswith("SAVEPOINT")]
+    assert len(savepoints) == NO_ROLLBACK.pick(sql=1, mongodb=0)
     holder = Guest.objects.get(holder_key=f"order:{order.pk}")
     assert (holder.status, holder.num_guests, holder.expected_guests, holder.answered_by_kind) == (
         Guest.Status.COMING,
@@ -131,6 +139,33 @@ def test_processing_a_payment_reads_nothing_it_already_has(fake_stripe, order, s
         "via": "tickets",
         "reason": "issued",
     }
+
+
+def test_a_payment_already_in_the_ledger_is_processed_again_the_careful_way_and_pays_once(
+    fake_stripe, order, standard, vip, webhook
+):
+    """The first attempt takes no savepoints (eventsaas.db.run_optimistically): the ledger refusing the payment
+    ends it, with its writes and on-commit tasks on SQL, and the second attempt, with savepoints, pays the order
+    once: one ledger entry, one set of tickets, one email, one "paid" entry in the history."""
+    event = fake_stripe.complete(order.stripe_session_id)
+    # Booked by an earlier attempt that stopped right after (a worker killed where writes stand alone).
+    LedgerEntry.objects.create(
+        tenant_id=order.tenant_id,
+        event_id=order.event_id,
+        order_id=order.pk,
+        kind=LedgerEntry.Kind.PAYMENT,
+        amount=order.total,
+        currency=order.currency,
+        stripe_object_id=event["data"]["object"]["payment_intent"],
+    )
+
+    response = webhook(event)
+
+    assert response.status_code == 200
+    assert WebhookEvent.objects.get().status == WebhookEvent.Status.PROCESSED
+    assert_paid_once(order, fake_stripe, standard, vip)
+    assert AuditLog.objects.filter(action="order.paid", object_id=order.pk).count() == 1
+    assert Guest.objects.filter(holder_key=f"order:{order.pk}").count() == 1
 
 
 # --- Refused deliveries change nothing --------------------------------------------------------------
