@@ -100,8 +100,8 @@ class TicketTypeAdmin(admin.ModelAdmin):
         return self.readonly_fields
 
     def has_delete_permission(self, request, obj=None):
-        # A type with seats sold or held stays: a pending checkout would pay for a type that no longer exists.
-        if obj is not None and obj.sold + obj.reserved:
+        # A type in use stays (the service's rule): a pending checkout would pay for a type that no longer exists.
+        if obj is not None and services.ticket_type_is_in_use(ticket_type=obj):
             return False
         return super().has_delete_permission(request, obj)
 
@@ -122,7 +122,11 @@ class TicketTypeAdmin(admin.ModelAdmin):
     def _check_still_deletable(self, request, object_id):
         # Seats taken after the confirmation page loaded: has_delete_permission would now answer a bare 403.
         obj = self.get_object(request, unquote(object_id))
-        if obj is not None and obj.sold + obj.reserved and super().has_delete_permission(request, obj):
+        if (
+            obj is not None
+            and services.ticket_type_is_in_use(ticket_type=obj)
+            and super().has_delete_permission(request, obj)
+        ):
             raise _Refused(str(services.TICKET_TYPE_IN_USE))
 
     def log_deletions(self, request, queryset):

@@ -6,9 +6,11 @@ from django.contrib.admin.models import ADDITION, CHANGE, DELETION, LogEntry
 from django.contrib.messages import ERROR, get_messages
 from django.urls import reverse
 
+from billing import services as billing_services
 from events import services
 from events.models import TicketType
 from eventsaas.models import AuditLog
+from tests.api.sweep_fixtures import paid_order
 from tests.factories import TicketTypeFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -76,6 +78,26 @@ def test_a_ticket_type_with_seats_sold_or_held_cannot_be_deleted(staff_client, c
         reverse("admin:events_tickettype_changelist"),
         {"action": "delete_selected", "_selected_action": [str(ticket_type.pk)], "post": "yes"},
     )
+    assert TicketType.objects.filter(pk=ticket_type.pk).exists()
+
+
+def test_a_type_whose_tickets_were_all_refunded_is_in_use_as_the_service_says(staff_client):
+    """Its counters are back to 0, but its voided tickets stay on record: the admin applies the service's rule
+    (events.services.ticket_type_is_in_use), not a copy of its counters' half."""
+    ticket_type = TicketTypeFactory()
+    order = paid_order(
+        event=ticket_type.event, ticket_type=ticket_type, quantity=1, buyer_name="Pat", buyer_email="pat@example.com"
+    )
+    billing_services.order_refund(order=order, acting_user=None)
+    ticket_type.refresh_from_db()
+    assert (ticket_type.sold, ticket_type.reserved) == (0, 0)
+    url = reverse("admin:events_tickettype_delete", args=[ticket_type.pk])
+
+    assert staff_client.get(url).status_code == 403
+    response = staff_client.post(url, {"post": "yes"})
+
+    assert response.status_code == 302
+    assert _errors(response) == ["Tickets of this type were sold or are held; take it off sale instead."]
     assert TicketType.objects.filter(pk=ticket_type.pk).exists()
 
 
