@@ -370,21 +370,6 @@ def _check_one_currency(ticket_type: TicketType) -> None:
         raise ValidationError({"currency": message})
 
 
-def ticket_type_currency_check(*, event: Event, ticket_type: TicketType | None, currency: str) -> None:
-    """Raise ValidationError if a ticket type of `event` (a new one if `ticket_type` is None) may not sell in
-    `currency`: an event sells in one currency, and a type keeps its own once seats are sold or held.
-
-    For forms that show the refusal on the field (the admin's); create and update check again when they write.
-    """
-    currency = currency.lower()
-    if ticket_type is not None and currency != ticket_type.currency and ticket_type.sold + ticket_type.reserved:
-        raise ValidationError({"currency": _("The currency cannot change once tickets are sold or reserved.")})
-    candidate = TicketType(tenant_id=event.tenant_id, event=event, currency=currency)
-    if ticket_type is not None:
-        candidate.pk = ticket_type.pk
-    _check_one_currency(candidate)
-
-
 def ticket_type_update(
     *,
     ticket_type: TicketType,
