@@ -244,7 +244,9 @@ def test_a_change_saved_through_the_admin_is_logged_once_and_audited_once(staff_
 
 
 def test_the_ticket_type_admin_has_no_inlines_to_fail_after_its_form_saved():
-    """TicketTypeAdminForm saves through the service as it validates; Django validates inlines after that."""
+    """TicketTypeAdminForm saves through the service as it validates; Django validates inlines after that,
+    and the change list's editable rows would be built on the same form, without the acting user."""
     from events.admin import TicketTypeAdmin
 
     assert not TicketTypeAdmin.inlines
+    assert not TicketTypeAdmin.list_editable
