@@ -10,7 +10,9 @@ from django.utils.translation import gettext_lazy as _
 
 from events import services
 from events.models import Event, TicketType
+from eventsaas.forms import add_service_errors
 from eventsaas.money import money_format
+from tenants.models import ActingUser
 
 
 @admin.register(Event)
@@ -35,6 +37,16 @@ class EventAdmin(admin.ModelAdmin):
 
 
 class TicketTypeAdminForm(forms.ModelForm):
+    """Saved through events.services as the last step of its validation, so that the service's refusal (seats
+    sold since the form loaded, another currency in the event) is a form error: Django admin then shows the
+    form again with what the staff member typed, and logs or reports nothing as saved. Only a form without
+    errors saves; TicketTypeAdmin.save_model takes the row the service stored (`saved`)."""
+
+    # Set on the class TicketTypeAdmin.get_form builds for each request.
+    acting_user: ActingUser = None
+    # What the service stored; None until the form is valid.
+    saved: TicketType | None = None
+
     class Meta:
         model = TicketType
         fields = ["event", *services.TICKET_TYPE_FIELDS]
@@ -44,19 +56,32 @@ class TicketTypeAdminForm(forms.ModelForm):
         event = cleaned.get("event") if self.instance._state.adding else self.instance.event
         if event is not None and not event.is_ticketed:
             raise ValidationError({"event": _("Only ticketed events sell tickets.")})
-        currency = cleaned.get("currency")
-        if event is not None and currency:
-            # Here rather than only in save_model: a refusal there would still be reported as saved.
-            stored = None if self.instance._state.adding else self.instance
-            try:
-                services.ticket_type_currency_check(event=event, ticket_type=stored, currency=currency)
-            except ValidationError as error:
-                self.add_error(None, error)
         return cleaned
+
+    def full_clean(self):
+        super().full_clean()
+        # Last, once every field and the model have validated. Django admin validates inline formsets after the
+        # form: TicketTypeAdmin must keep having none, or one could fail after this save.
+        if self.is_bound and not self.errors:
+            self.saved = self._save_through_service()
+
+    def _save_through_service(self) -> TicketType | None:
+        data = {name: self.cleaned_data[name] for name in services.TICKET_TYPE_FIELDS if name in self.cleaned_data}
+        try:
+            if self.instance._state.adding:
+                return services.ticket_type_create(
+                    event=self.cleaned_data["event"], acting_user=self.acting_user, **data
+                )
+            # The service compares with the stored row: the form has already copied its values onto `instance`.
+            stored = TicketType.objects.get(pk=self.instance.pk)
+            return services.ticket_type_update(ticket_type=stored, acting_user=self.acting_user, **data)
+        except ValidationError as error:
+            add_service_errors(self, error)
+            return None
 
 
 class _Refused(Exception):
-    """A service refused a save or delete that the admin's form had accepted: seats sold in between."""
+    """The service refused a delete that the admin had accepted: seats sold in between."""
 
 
 @admin.register(TicketType)
@@ -100,8 +125,8 @@ class TicketTypeAdmin(admin.ModelAdmin):
         return self.readonly_fields
 
     def has_delete_permission(self, request, obj=None):
-        # A type with seats sold or held stays: a pending checkout would pay for a type that no longer exists.
-        if obj is not None and obj.sold + obj.reserved:
+        # A type in use stays (the service's rule): a pending checkout would pay for a type that no longer exists.
+        if obj is not None and services.ticket_type_is_in_use(ticket_type=obj):
             return False
         return super().has_delete_permission(request, obj)
 
@@ -122,7 +147,11 @@ class TicketTypeAdmin(admin.ModelAdmin):
     def _check_still_deletable(self, request, object_id):
         # Seats taken after the confirmation page loaded: has_delete_permission would now answer a bare 403.
         obj = self.get_object(request, unquote(object_id))
-        if obj is not None and obj.sold + obj.reserved and super().has_delete_permission(request, obj):
+        if (
+            obj is not None
+            and services.ticket_type_is_in_use(ticket_type=obj)
+            and super().has_delete_permission(request, obj)
+        ):
             raise _Refused(str(services.TICKET_TYPE_IN_USE))
 
     def log_deletions(self, request, queryset):
@@ -147,31 +176,19 @@ class TicketTypeAdmin(admin.ModelAdmin):
     def price_display(self, obj):
         return money_format(obj.price, obj.currency)
 
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change, **kwargs)
+        form.acting_user = request.user  # a class made for this request (modelform_factory)
+        return form
+
     def save_model(self, request, obj, form, change):
-        data = {name: form.cleaned_data[name] for name in services.TICKET_TYPE_FIELDS if name in form.cleaned_data}
-        try:
-            if change:
-                stored = TicketType.objects.get(pk=obj.pk)
-                saved = services.ticket_type_update(ticket_type=stored, acting_user=request.user, **data)
-            else:
-                saved = services.ticket_type_create(event=form.cleaned_data["event"], acting_user=request.user, **data)
-        except ValidationError as error:
-            # Only a sale between the form's check and the save gets here; nothing was written.
-            raise _Refused(" ".join(error.messages)) from error
-        obj.pk = saved.pk
+        # The form saved through the service while it validated; Django's log entry and message follow.
+        obj.pk = form.saved.pk
         obj.refresh_from_db()
 
-    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
-        try:
-            return super().changeform_view(request, object_id, form_url, extra_context)
-        except _Refused as refusal:
-            return self._refused(request, refusal, object_id)
-
     def _refused(self, request, refusal, object_id):
-        """Show a service's late refusal and go back to the form. The refusal is raised, not just reported, so
-        that Django skips what follows a save (its "changed"/"added" log entry and success message); deletions
-        are logged by delete_model itself."""
+        """Show the service's late refusal of a delete and go back to the change form. The refusal is raised, not
+        just reported, so that Django skips what follows a deletion (its success message); deletions are logged
+        by delete_model itself."""
         self.message_user(request, str(refusal), messages.ERROR)
-        if object_id is None:
-            return HttpResponseRedirect(request.get_full_path())
         return HttpResponseRedirect(reverse("admin:events_tickettype_change", args=[object_id]))

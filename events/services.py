@@ -370,21 +370,6 @@ def _check_one_currency(ticket_type: TicketType) -> None:
         raise ValidationError({"currency": message})
 
 
-def ticket_type_currency_check(*, event: Event, ticket_type: TicketType | None, currency: str) -> None:
-    """Raise ValidationError if a ticket type of `event` (a new one if `ticket_type` is None) may not sell in
-    `currency`: an event sells in one currency, and a type keeps its own once seats are sold or held.
-
-    For forms that show the refusal on the field (the admin's); create and update check again when they write.
-    """
-    currency = currency.lower()
-    if ticket_type is not None and currency != ticket_type.currency and ticket_type.sold + ticket_type.reserved:
-        raise ValidationError({"currency": _("The currency cannot change once tickets are sold or reserved.")})
-    candidate = TicketType(tenant_id=event.tenant_id, event=event, currency=currency)
-    if ticket_type is not None:
-        candidate.pk = ticket_type.pk
-    _check_one_currency(candidate)
-
-
 def ticket_type_update(
     *,
     ticket_type: TicketType,
@@ -455,13 +440,19 @@ def ticket_type_update(
 TICKET_TYPE_IN_USE = gettext_lazy("Tickets of this type were sold or are held; take it off sale instead.")
 
 
+def ticket_type_is_in_use(*, ticket_type: TicketType) -> bool:
+    """Seats of the type sold or held (as read), or tickets of it stored (voided ones too): it can be taken off
+    sale, not deleted. ticket_type_delete decides again with a compare-and-set on the counters."""
+    return bool(ticket_type.sold or ticket_type.reserved) or ticket_type.tickets.exists()
+
+
 def ticket_type_delete(*, ticket_type: TicketType, acting_user: ActingUser) -> None:
-    """Delete a type nobody bought or holds; otherwise take it off sale instead (is_active=False).
+    """Delete a type not in use (ticket_type_is_in_use); otherwise take it off sale instead (is_active=False).
 
     Closed to new seats first, in one compare-and-set on "nobody bought or holds any" (capacity 0, off
     sale), then deleted: a checkout between a check and the delete would hold seats of a type gone.
     """
-    closed = not ticket_type.tickets.exists() and TicketType.objects.filter(
+    closed = not ticket_type_is_in_use(ticket_type=ticket_type) and TicketType.objects.filter(
         pk=ticket_type.pk, sold=0, reserved=0
     ).update(capacity=0, is_active=False)
     if closed:

@@ -255,7 +255,8 @@ def _late_payment_accept(order: Order, *, now: datetime) -> None:
     )
     mine = Order.objects.filter(pk=order.pk, status=previous, attention=Order.Attention.LATE_PAYMENT)
     if not failed:
-        if mine.update(status=Order.Status.PAID, paid_at=now, attention=""):
+        # closed_at says when it expired or was cancelled: a paid order is neither (the audit log keeps the expiry).
+        if mine.update(status=Order.Status.PAID, paid_at=now, attention="", closed_at=None):
             _paid_audit(order, late=True)
         else:
             for line in order.lines:  # the order moved on meanwhile: give these seats back

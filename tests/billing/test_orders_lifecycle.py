@@ -113,6 +113,20 @@ def test_a_payment_after_the_sweep_is_honoured_while_the_seats_are_free(
     assert AuditLog.objects.get(action="order.paid", object_id=order.pk).data["late"] is True
 
 
+def test_a_late_payment_honoured_clears_the_time_the_order_expired(fake_stripe, ticketed_event, standard, webhook):
+    order = buy(ticketed_event, (standard, 1))
+    paid = fake_stripe.complete(order.stripe_session_id)
+    services.orders_expire_due(now=order.expires_at + timedelta(hours=1))
+    assert fresh(order).closed_at is not None
+
+    webhook(paid)
+
+    order = fresh(order)
+    assert order.status == Order.Status.PAID and order.closed_at is None
+    # The expiry stays on record in the audit log.
+    assert AuditLog.objects.filter(action="order.expired", object_id=order.pk).count() == 1
+
+
 def test_a_late_payment_whose_seats_are_gone_is_refunded_by_the_organizer_without_touching_seats(
     fake_stripe, ticketed_event, vip, webhook, owner
 ):
@@ -125,6 +139,7 @@ def test_a_late_payment_whose_seats_are_gone_is_refunded_by_the_organizer_withou
     webhook(paid_late)
     late = fresh(late)
     assert (late.status, late.attention) == (Order.Status.REFUND_DUE, Order.Attention.SEATS_GONE)
+    assert late.closed_at is not None  # it stays closed: its seats went back and were sold again
     assert late.paid_amount == 2 * VIP_PRICE and tickets_of(late) == []
     assert seats(vip) == (2, 0)
 
