@@ -390,7 +390,7 @@ def _shop_url_to_try_again(order) -> str:
     if order.status not in (order.Status.EXPIRED, order.Status.CANCELLED):
         return ""
     event = order.event
-    if not event.is_on_sale or (event.ends_at or event.starts_at) <= timezone.now():
+    if not event.is_on_sale or event.has_ended():
         return ""
     return reverse("billing:shop", kwargs={"event_id": event.pk})
 

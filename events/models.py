@@ -164,6 +164,10 @@ class Event(GuestViewModel):
         """Whether the public may buy tickets at all (each ticket type also has its own window)."""
         return self.is_ticketed and self.status == self.Status.PUBLISHED
 
+    def has_ended(self, at: datetime | None = None) -> bool:
+        """Past its end, or its start when it has no end."""
+        return (self.ends_at or self.starts_at) <= (at or now())
+
 
 def validate_currency(value: str) -> None:
     if not (len(value) == 3 and value.isascii() and value.isalpha() and value.islower()):

@@ -396,3 +396,22 @@ def test_an_event_that_fails_todays_validation_can_still_be_archived(event, owne
     event.refresh_from_db()
     assert event.is_archived
     assert event.rsvp_deadline > event.starts_at  # nothing else was rewritten
+
+
+@pytest.mark.parametrize(
+    ("starts", "ends", "ended"),
+    [
+        (-3, -1, True),  # over
+        (-3, 2, False),  # still on: a festival that started
+        (-3, None, True),  # no end: over once it started
+        (1, None, False),
+        (1, 3, False),
+    ],
+)
+def test_an_event_has_ended_after_its_end_or_its_start_when_it_has_none(starts, ends, ended):
+    at = dt.datetime(2026, 6, 1, 12, tzinfo=dt.UTC)
+    event = Event(
+        starts_at=at + dt.timedelta(hours=starts), ends_at=None if ends is None else at + dt.timedelta(hours=ends)
+    )
+
+    assert event.has_ended(at) is ended
