@@ -594,6 +594,9 @@ LOGGING = {
         # A Host header outside ALLOWED_HOSTS is answered 400 and its request line logged; Django would also
         # log every scanner's try as an ERROR with a traceback.
         "django.security.DisallowedHost": {"level": "CRITICAL", "propagate": False},
+        # The worker's pool (billiard) reports a process that died (killed, out of memory) on this logger, which
+        # it stops from propagating: with no handler, Python printed it as bare text among the JSON lines.
+        "multiprocessing": {"handlers": ["console"], "level": "WARNING", "propagate": False},
     },
 }
 if LOG_FORMAT == "json":

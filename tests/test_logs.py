@@ -156,3 +156,21 @@ def test_a_host_outside_allowed_hosts_is_one_request_line_not_an_error_with_a_tr
     assert response.status_code == 400
     assert [line.status for line in request_lines()] == [400]
     assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
+
+
+def test_a_worker_pool_process_that_died_is_logged_through_the_console_handler():
+    """billiard (Celery's pool) logs "Process 'ForkPoolWorker-2' ... exited with 'signal 9 (SIGKILL)'" on the
+    "multiprocessing" logger, which does not propagate: it needs the console handler (JSON in production)."""
+    from billiard import util
+
+    handler = next(h for h in util.get_logger().handlers if h.name == "console")
+    stream = io.StringIO()
+    previous = handler.setStream(stream)
+    try:
+        util.error("Process %r pid:%r exited with %r", "ForkPoolWorker-2", 25505, "signal 9 (SIGKILL)")
+        util.info("chatter below WARNING")
+    finally:
+        handler.setStream(previous)
+
+    (line,) = stream.getvalue().splitlines()
+    assert "ERROR multiprocessing" in line and "exited with 'signal 9 (SIGKILL)'" in line
