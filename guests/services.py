@@ -357,7 +357,9 @@ def _holder_names(full_name: str) -> tuple[str, str]:
     return " ".join(words[:-1])[:100], words[-1][:100]
 
 
-def guest_ticket_holder_get_or_create(*, event: Event, holder_key: str, full_name: str, email: str) -> Guest:
+def guest_ticket_holder_get_or_create(
+    *, tenant_id: uuid.UUID, event_id: uuid.UUID, holder_key: str, full_name: str, email: str
+) -> Guest:
     """The event's guest for one ticket holder (billing's order), created once with a personal code.
 
     Exactly once under retries and concurrent deliveries: the unique (tenant, event,
@@ -367,15 +369,17 @@ def guest_ticket_holder_get_or_create(*, event: Event, holder_key: str, full_nam
     """
     if not holder_key:
         raise ValueError("A ticket holder needs a key.")
-    existing = Guest.objects.for_event(event).filter(holder_key=holder_key).first()
+    existing = Guest.objects.filter(tenant_id=tenant_id, event_id=event_id, holder_key=holder_key).first()
     if existing is not None:
         return existing
-    guest, _created = guest_ticket_holder_create(event=event, holder_key=holder_key, full_name=full_name, email=email)
+    guest, _created = guest_ticket_holder_create(
+        tenant_id=tenant_id, event_id=event_id, holder_key=holder_key, full_name=full_name, email=email
+    )
     return guest
 
 
 def guest_ticket_holder_create(
-    *, event: Event, holder_key: str, full_name: str, email: str, coming: int = 0
+    *, tenant_id: uuid.UUID, event_id: uuid.UUID, holder_key: str, full_name: str, email: str, coming: int = 0
 ) -> tuple[Guest, bool]:
     """Insert the ticket holder's guest (no read first); (the winner's row, False) if it exists already.
 
@@ -392,8 +396,8 @@ def guest_ticket_holder_create(
     now = timezone.now()
     # Invited by buying: the tickets email carries their code, so "invite everyone not yet invited" skips them.
     guest = Guest(
-        tenant_id=event.tenant_id,
-        event=event,
+        tenant_id=tenant_id,
+        event_id=event_id,
         first_name=first_name,
         last_name=last_name,
         holder_key=holder_key,
@@ -406,15 +410,15 @@ def guest_ticket_holder_create(
     try:
         _save_with_fresh_code(guest)
     except IntegrityError:
-        winner = Guest.objects.for_event(event).filter(holder_key=holder_key).first()
+        winner = Guest.objects.filter(tenant_id=tenant_id, event_id=event_id, holder_key=holder_key).first()
         if winner is None:
             raise
         return winner, False
     entries: list[AuditEntry] = [
         {
             "action": "guest.created",
-            "tenant_id": event.tenant_id,
-            "event_id": event.pk,
+            "tenant_id": tenant_id,
+            "event_id": event_id,
             "object_id": guest.pk,
             "data": {"via": "tickets", "holder": holder_key},
         }
@@ -423,8 +427,8 @@ def guest_ticket_holder_create(
         entries.append(
             {
                 "action": "rsvp.coming",
-                "tenant_id": event.tenant_id,
-                "event_id": event.pk,
+                "tenant_id": tenant_id,
+                "event_id": event_id,
                 "object_id": guest.pk,
                 "data": _holder_answer_data(
                     Guest.Status.COMING, coming, previous=(Guest.Status.PENDING, 0), reason="issued"

@@ -36,7 +36,8 @@ def order_holder_create(*, order: Order, coming: int) -> Guest | None:
     paid arrow, so it alone issues the tickets and can hold them by this guest from the start.
     """
     guest, created = guests_services.guest_ticket_holder_create(
-        event=order.event,
+        tenant_id=order.tenant_id,
+        event_id=order.event_id,
         holder_key=order_holder_key(order),
         full_name=order.buyer_name,
         email=order.buyer_email,
@@ -54,7 +55,11 @@ def order_holder_link(*, order: Order, tickets_issued: bool = False) -> Guest | 
     if not tickets_issued and not Ticket.objects.filter(order_id=order.pk).exists():
         return None
     guest = guests_services.guest_ticket_holder_get_or_create(
-        event=order.event, holder_key=order_holder_key(order), full_name=order.buyer_name, email=order.buyer_email
+        tenant_id=order.tenant_id,
+        event_id=order.event_id,
+        holder_key=order_holder_key(order),
+        full_name=order.buyer_name,
+        email=order.buyer_email,
     )
     Ticket.objects.filter(order_id=order.pk, guest__isnull=True).update(guest=guest)
     return _answer_follow_tickets(guest, reason="issued")

@@ -108,7 +108,7 @@ def order_payment_record(*, order: Order, payment_intent_id: str, amount: int, c
 
 def _payment_settle(order: Order, *, payment_intent_id: str, amount: int, currency: str) -> bool:
     """Any payment but the usual first one (a redelivery, a late or mismatched payment, a race lost): each step
-    re-reads what it needs, and `order` is read again with its event. False for a mismatched amount: flagged
+    re-reads what it needs, and `order` is read again. False for a mismatched amount: flagged
     for the organizer, no tickets."""
     if not order.stripe_payment_intent_id:
         Order.objects.filter(pk=order.pk, stripe_payment_intent_id="").update(
@@ -134,15 +134,14 @@ def _payment_settle(order: Order, *, payment_intent_id: str, amount: int, curren
     if order.status in {Order.Status.EXPIRED, Order.Status.CANCELLED}:
         _late_payment_accept(order, now=now)
 
-    # With its event: the tickets' holder becomes a guest of it.
-    order.refresh_from_db(from_queryset=Order.objects.select_related("event"))
+    order.refresh_from_db()
     return True
 
 
 def _pending_order_pay(order: Order, *, payment_intent_id: str, amount: int, currency: str, booked: bool) -> bool:
     """The usual first delivery of a payment: pending -> paid, with the payment intent and the ledger's totals,
-    in one compare-and-set, then the held seats sold. `order` must come with its event; `booked`: this call
-    has just booked the payment in the ledger.
+    in one compare-and-set, then the held seats sold. `booked`: this call has just booked the payment in the
+    ledger.
 
     False, with nothing written, unless the order was pending as read and the payment is of its amount, or
     when the order (or its payment intent) moved on since it was read; the caller then takes the long way.

@@ -70,8 +70,7 @@ def _order_for_session(session: dict[str, Any]) -> Order | None:
     tenant_id, event_id = _uuid_or_none(metadata.get("tenant_id")), _uuid_or_none(metadata.get("event_id"))
     if not (order_id and tenant_id and event_id):
         return None
-    # With its event: a payment makes the buyer a guest of it (billing.services.holders).
-    order = Order.objects.filter(pk=order_id, tenant_id=tenant_id, event_id=event_id).select_related("event").first()
+    order = Order.objects.filter(pk=order_id, tenant_id=tenant_id, event_id=event_id).first()
     if order is None or (order.stripe_session_id and order.stripe_session_id != session.get("id")):
         return None
     return order

@@ -121,7 +121,11 @@ def test_a_second_order_with_the_same_email_is_a_guest_of_its_own(concert, gener
 
 def test_the_holder_key_is_unique_per_event_so_a_racing_insert_reads_the_winner(concert, monkeypatch):
     winner = guest_ticket_holder_get_or_create(
-        event=concert, holder_key="order:x", full_name="Ada Lovelace", email="ada@example.com"
+        tenant_id=concert.tenant_id,
+        event_id=concert.pk,
+        holder_key="order:x",
+        full_name="Ada Lovelace",
+        email="ada@example.com",
     )
     # A racer that looked before the winner stored its row: its insert fails on the constraint.
     first_lookup = iter([None])
@@ -137,7 +141,11 @@ def test_the_holder_key_is_unique_per_event_so_a_racing_insert_reads_the_winner(
 
     monkeypatch.setattr(type(Guest.objects.all()), "first", stale_first)
     loser = guest_ticket_holder_get_or_create(
-        event=concert, holder_key="order:x", full_name="Ada Lovelace", email="ada@example.com"
+        tenant_id=concert.tenant_id,
+        event_id=concert.pk,
+        holder_key="order:x",
+        full_name="Ada Lovelace",
+        email="ada@example.com",
     )
 
     assert loser.pk == winner.pk
