@@ -264,8 +264,7 @@ class EnqueueRecorder:
     """Stands in for an email task in the workers: records what it was sent, as (task, kwargs)."""
 
     def __init__(self, task: str, sent: list):
-        self.name, self.sent = f"{task} (recorded)", sent
-        self.task = task
+        self.task, self.name, self.sent = task, f"{task} (recorded)", sent
 
     def apply_async(self, args=(), kwargs=None):
         self.sent.append((self.task, kwargs))

@@ -89,25 +89,22 @@ def audit_log_record(
     data: dict[str, Any] | None = None,
 ) -> AuditLog:
     """Append one audit entry; every service that changes state calls this (tenant or tenant_id)."""
-    row = AuditLog(
-        tenant_id=tenant.pk if tenant is not None else tenant_id,
-        event_id=event_id,
+    entry = AuditEntry(
         action=action,
-        actor_user=_account(actor_user),
+        tenant=tenant,
+        tenant_id=tenant_id,
+        event_id=event_id,
+        actor_user=actor_user,
         actor_guest_id=actor_guest_id,
         object_id=object_id,
-        data=data or {},
+        data=data,
     )
-    together = _together.get()
-    if together is not None:
-        together.append(row)
-    else:
-        row.save(force_insert=True)
-    return row
+    return audit_log_record_many(entries=[entry])[0]
 
 
 def audit_log_record_many(*, entries: list[AuditEntry]) -> list[AuditLog]:
-    """Append several audit entries in one insert; each dict takes audit_log_record's keywords."""
+    """Append several audit entries in one insert (or to the running audit_log_together() block); each dict takes
+    audit_log_record's keywords."""
     rows = []
     for entry in entries:
         tenant = entry.get("tenant")
