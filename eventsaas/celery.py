@@ -13,8 +13,9 @@ backoff, and a task that still fails is recorded as a eventsaas.FailedTask.
 import os
 from pathlib import Path
 
-from celery import Celery
+from celery import Celery, signals
 from celery.beat import PersistentScheduler
+from django.db import DatabaseError, close_old_connections, connections
 
 from eventsaas.broker import is_folder_broker
 
@@ -43,3 +44,36 @@ def create_broker_folders(sender, **kwargs):
     for key in ("data_folder_in", "data_folder_out", "control_folder"):
         if options.get(key):
             Path(options[key]).mkdir(parents=True, exist_ok=True)
+
+
+# --- Database connections of a worker -----------------------------------------------------------------------------
+# Celery's Django fixup closes every connection before and after each task, whatever CONN_MAX_AGE says: a new
+# connection per task, a sixth of a Stripe webhook's time in a worker (bench/README.md). settings.CELERY_DB_REUSE_MAX
+# makes it do that only every so many tasks; these two keep the connections as a web request does in between.
+
+
+@signals.task_prerun.connect
+def database_connections_checked(task=None, **kwargs):
+    """Before a task, as before a request: a connection past CONN_MAX_AGE or broken is closed, a kept one is
+    checked on its first use (CONN_HEALTH_CHECKS)."""
+    if not task.request.is_eager:  # an eager task runs inside its caller, on the caller's connection
+        close_old_connections()
+
+
+@signals.task_postrun.connect
+def database_connections_released(task=None, state=None, **kwargs):
+    """After a task that succeeded, as after a request; after any other ending, closed.
+
+    Celery closes always because Django cannot tell every broken connection: a soft time limit (SIGALRM)
+    raised in the middle of a query leaves one that looks usable. Such a task never ends in SUCCESS.
+    """
+    if task.request.is_eager:
+        return
+    if state == "SUCCESS":
+        close_old_connections()
+        return
+    for connection in connections.all(initialized_only=True):
+        try:
+            connection.close()
+        except DatabaseError:  # already broken: closing it is all that was wanted
+            pass

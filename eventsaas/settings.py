@@ -330,6 +330,9 @@ CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 # One message at a time per process: late acks plus a deep prefetch would park
 # tasks behind a slow one (and redeliver them all if that worker dies).
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Celery's Django fixup closes every database connection around every task whatever CONN_MAX_AGE says; with this it
+# does so every 1,000 tasks, and eventsaas/celery.py keeps them between as a web request does (DB_CONN_MAX_AGE).
+CELERY_DB_REUSE_MAX = 1_000
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 120)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 150)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
