@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/ticket_rush.py [--buyers 1000] [--seats 100] [--workers 8]
                                           [--database-url postgres://postgres@127.0.0.1:5432/eventsaas_bench_rush]
+                                          [--celery-worker N [--redis-url redis://127.0.0.1:6379/12]]
 
 Not part of the test suite. In one run it:
 
@@ -24,6 +25,10 @@ Not part of the test suite. In one run it:
    once and processed, every order paid, one ticket per seat, ledger = paid amounts = order totals, seats sold
    = seats paid with none left reserved, one confirmation email per order, one expiry notice per order
    expired first (not emailed: sent after the payment, it finds the order paid).
+   With --celery-worker N the events are processed instead by a real Celery worker (`celery -A eventsaas worker
+   --concurrency N`, prefork, Redis broker), as in production: every delivery is received first, the worker is
+   started on the queue, and the events processed per second are timed from the first processed event to the last
+   (the worker's start-up is left out); the emails are then sent by that worker too.
 
 Exit status 1 if a guarded rush oversold or leaked a seat, or a webhook invariant is broken.
 The emails (the tickets and "your order expired", each a task of its own in production) are not sent inside
@@ -37,7 +42,9 @@ import json
 import multiprocessing
 import os
 import random
+import signal
 import statistics
+import subprocess
 import sys
 import time
 import traceback
@@ -75,7 +82,19 @@ def parse_args(argv=None):
     parser.add_argument(
         "--profile", metavar="DIR", help="write a cProfile of each worker's timed phase there (<phase>-<worker>.prof)"
     )
+    parser.add_argument(
+        "--celery-worker",
+        type=int,
+        metavar="N",
+        help="process the webhooks in a real Celery worker of N processes on Redis instead of in the receivers",
+    )
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/12", help="--celery-worker's broker (emptied)")
+    parser.add_argument(
+        "--worker-conn-max-age", default="60", help="the worker's DB_CONN_MAX_AGE (default 60, docs/deployment.md)"
+    )
     args = parser.parse_args(argv)
+    if args.celery_worker is not None and args.celery_worker < 1:
+        parser.error("--celery-worker must be at least 1")
     if min(args.buyers, args.seats, args.workers, args.max_quantity) < 1 or args.redeliveries < 2:
         parser.error("--buyers, --seats, --workers and --max-quantity must be at least 1, --redeliveries 2")
     if not 0 <= args.expired_share <= 1:
@@ -85,7 +104,7 @@ def parse_args(argv=None):
     return args
 
 
-def setup_django(database_url: str):
+def setup_django(database_url: str, broker_url: str = ""):
     os.environ.update(
         DJANGO_SETTINGS_MODULE="eventsaas.settings",
         DATABASE_URL=database_url,
@@ -100,6 +119,8 @@ def setup_django(database_url: str):
         EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend",
         DB_CONN_MAX_AGE="0",
     )
+    if broker_url:  # --celery-worker: tasks go to a real worker through Redis
+        os.environ.update(CELERY_BROKER_URL=broker_url, CELERY_TASK_ALWAYS_EAGER="0")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     sys.path.insert(0, str(BASE_DIR))
     warnings.filterwarnings("ignore", message="No directory at")
@@ -324,6 +345,67 @@ def receive():
     return work
 
 
+def receive_only(delivery):
+    """--celery-worker: what the webhook endpoint does in production (verify, store once, enqueue the processing)."""
+    from billing import services
+
+    _kind, _order_id, payload, signature = delivery
+    _row, created = services.webhook_receive(payload=payload, signature=signature)
+    return ("stored" if created else "duplicate",)
+
+
+def process_in_celery_worker(args, orders) -> dict:
+    """Start `celery -A eventsaas worker --concurrency N` on the queue the receivers filled and wait until it has
+    processed every stored event and emailed every paid order. Its rate runs from the first processed event to the
+    last, so the worker's start-up is left out."""
+    import redis
+    from django.db import connections
+    from django.db.models import Max, Min
+
+    from billing.models import Order, WebhookEvent
+
+    connections.close_all()  # the worker's connections are its own
+    order_ids = [o.pk for o in orders]
+    log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"ticket_rush_worker_{os.getpid()}.log"
+    command = [sys.executable, "-m", "celery", "-A", "eventsaas", "--quiet", "worker", "--loglevel", "WARNING"]
+    command += ["--concurrency", str(args.celery_worker), "--without-heartbeat", "--without-gossip", "--without-mingle"]
+    with open(log_path, "wb") as log:
+        worker = subprocess.Popen(
+            command,
+            cwd=BASE_DIR,
+            env={**os.environ, "DB_CONN_MAX_AGE": args.worker_conn_max_age},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    broker = redis.Redis.from_url(args.redis_url)
+    unfinished = WebhookEvent.objects.exclude(status__in=[WebhookEvent.Status.PROCESSED, WebhookEvent.Status.IGNORED])
+    unemailed = Order.objects.filter(pk__in=order_ids, status=Order.Status.PAID, confirmation_sent_at__isnull=True)
+    deadline = time.monotonic() + 900
+    try:
+        # Done when every event is processed, every paid order emailed, and nothing is queued or running.
+        while unfinished.exists() or unemailed.exists() or broker.llen("celery") or broker.hlen("unacked"):
+            if worker.poll() is not None:
+                raise SystemExit(f"The Celery worker stopped; its log: {log_path}")
+            if time.monotonic() > deadline:
+                raise SystemExit(f"The Celery worker did not finish in 15 minutes; its log: {log_path}")
+            time.sleep(0.2)
+    finally:
+        os.killpg(worker.pid, signal.SIGTERM)  # warm shutdown
+        try:
+            worker.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait()
+        broker.close()
+    span = WebhookEvent.objects.aggregate(first=Min("processed_at"), last=Max("processed_at"))
+    return {
+        "events": WebhookEvent.objects.count(),
+        "seconds": (span["last"] - span["first"]).total_seconds(),
+        "log": log_path,
+    }
+
+
 def webhook_invariants(orders, ticket_type, deliveries, late, sent) -> list[tuple[str, object, object]]:
     from django.core import mail
     from django.db.models import Count, Sum
@@ -346,13 +428,18 @@ def webhook_invariants(orders, ticket_type, deliveries, late, sent) -> list[tupl
     late_paid = fresh.filter(pk__in=late, status=Order.Status.PAID).count()
     # Sent after their expiry, but a worker may still process a payment before the expiry a slower one holds.
     paid_late = AuditLog.objects.filter(action="order.paid", object_id__in=order_ids, data__late=True).count()
-    for task, kwargs in sent:
-        if task == "closed":
-            order_closed_notify_task(**kwargs)
-    expiry_emails = len(mail.outbox)
-    for task, kwargs in sent:
-        if task == "confirmation":
-            order_confirmation_send_task(**kwargs)
+    if sent is None:  # --celery-worker: the worker sent them; the orders say which
+        expiry_emails = fresh.filter(closed_notified_at__isnull=False).count()
+        confirmations = fresh.filter(confirmation_sent_at__isnull=False).count()
+    else:
+        for task, kwargs in sent:
+            if task == "closed":
+                order_closed_notify_task(**kwargs)
+        expiry_emails = len(mail.outbox)
+        for task, kwargs in sent:
+            if task == "confirmation":
+                order_confirmation_send_task(**kwargs)
+        confirmations = len(mail.outbox) - expiry_emails
     rows = [
         ("webhook events stored once", len({d[2] for d in deliveries}), sum(event_rows.values())),
         ("  processed", sum(event_rows.values()), event_rows.get(WebhookEvent.Status.PROCESSED, 0)),
@@ -369,10 +456,13 @@ def webhook_invariants(orders, ticket_type, deliveries, late, sent) -> list[tupl
         ("paid amounts = order totals", totals, fresh.aggregate(s=Sum("paid_amount"))["s"] or 0),
         ("seats sold", seats, ticket_type.sold),
         ("seats still reserved", 0, ticket_type.reserved),
-        ("expiry notices enqueued (one per expired)", len(late), sum(task == "closed" for task, _ in sent)),
+    ]
+    if sent is not None:
+        rows.append(("expiry notices enqueued (one per expired)", len(late), sum(task == "closed" for task, _ in sent)))
+    rows += [
         # Sent after the payments: the order is paid by then, and the tickets email says what matters.
-        ("  of them emailed once paid", 0, expiry_emails),
-        ("confirmation emails (one per order)", len(orders), len(mail.outbox) - expiry_emails),
+        ("  of them emailed once paid" if sent is not None else "expiry notices emailed once paid", 0, expiry_emails),
+        ("confirmation emails (one per order)", len(orders), confirmations),
     ]
     return rows, paid_late
 
@@ -381,7 +471,7 @@ def webhook_invariants(orders, ticket_type, deliveries, late, sent) -> list[tupl
 
 
 def run(args, database) -> int:
-    setup_django(database.url)
+    setup_django(database.url, broker_url=args.redis_url if args.celery_worker else "")
     from django.core import mail
     from django.core.management import call_command
     from django.db import connection
@@ -487,10 +577,18 @@ def run(args, database) -> int:
 
     orders = list(Order.objects.filter(pk__in=real["order_ids"]))
     deliveries, late = deliveries_for(orders, args, rng)
-    collected = run_workers(args.workers, deliveries, receive())
-    hooks = summarize(collected)
-    sent = [task for result in collected for task in result["extra"] or ()]
-    confirmations = [kwargs["order_id"] for task, kwargs in sent if task == "confirmation"]
+    if args.celery_worker:
+        import redis
+
+        redis.Redis.from_url(args.redis_url).flushdb()  # the rush's own tasks: the webhooks need none of them
+        collected = run_workers(args.workers, deliveries, receive_only)
+        hooks = summarize(collected)
+        processed = process_in_celery_worker(args, orders)
+        sent = None
+    else:
+        collected = run_workers(args.workers, deliveries, receive())
+        hooks = summarize(collected)
+        sent = [task for result in collected for task in result["extra"] or ()]
     repeats = (
         f"each completed event once plus {args.duplicate_share:.0%} of all deliveries repeated"
         if args.duplicate_share is not None
@@ -498,10 +596,12 @@ def run(args, database) -> int:
     )
     print(
         f"\nWebhooks: {len(orders)} paid orders, {repeats}, {len(late)} expired first; shuffled, {args.workers} workers"
+        + (" receiving, then a Celery worker processing" if args.celery_worker else "")
     )
     print(
         table(
-            ["deliveries", "stored", "duplicates", "errors", "wall s", "deliveries/s", "p50 ms", "p95 ms"],
+            ["deliveries", "stored", "duplicates", "errors", "wall s"]
+            + ["received/s" if args.celery_worker else "deliveries/s", "p50 ms", "p95 ms"],
             [
                 [
                     len(deliveries),
@@ -516,6 +616,14 @@ def run(args, database) -> int:
             ],
         )
     )
+    if args.celery_worker:
+        rate = (processed["events"] - 1) / processed["seconds"]
+        print(
+            f"  Celery worker (--concurrency {args.celery_worker}, prefork, Redis, DB_CONN_MAX_AGE="
+            f"{args.worker_conn_max_age}): {processed['events']} events processed in {processed['seconds']:.2f} s "
+            f"from the first to the last: {rate:.0f} events/s, {rate * len(deliveries) / processed['events']:.0f} "
+            "deliveries/s (the receiving above stores and enqueues only)"
+        )
     invariants, paid_late = webhook_invariants(orders, real["ticket_type"], deliveries, late, sent)
     print(
         table(
@@ -524,7 +632,11 @@ def run(args, database) -> int:
         )
     )
     print(f"  paid after their order had expired (seats taken back): {paid_late}")
-    print(f"  confirmation tasks enqueued: {len(confirmations)} for {len(orders)} orders (each claims its order once)")
+    if sent is not None:
+        confirmations = [kwargs["order_id"] for task, kwargs in sent if task == "confirmation"]
+        print(
+            f"  confirmation tasks enqueued: {len(confirmations)} for {len(orders)} orders (each claims its order once)"
+        )
     failed += [
         f"{name}: expected {expected}, got {actual}" for name, expected, actual in invariants if expected != actual
     ]
