@@ -143,7 +143,7 @@ else:
             DATABASE_URL,
             conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
             # A kept connection is checked before its first use in a request, so a database restart costs a
-            # reconnect rather than the next request's 500 (docs/deployment.md, "Database").
+            # reconnect rather than the next request's 500 (docs/deployment.md, "Server settings for a deployment").
             conn_health_checks=env_bool("DB_CONN_HEALTH_CHECKS", True),
         )
     }
