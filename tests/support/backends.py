@@ -93,6 +93,12 @@ NO_CHECK_CONSTRAINTS = mongo_differs(
     "CheckConstraint is not enforced (models.W027): clean() and the services hold the rule, not the database"
 )
 
+#: A connection is a MongoClient, a pool of its own that pymongo checks and renews: close() keeps it.
+CLIENT_KEPT = mongo_differs(
+    "connection.close() keeps the MongoClient (a pool that pymongo checks and renews itself): a process opens "
+    "one client and uses it for every request and task"
+)
+
 #: There is no SQL to run: the backend's cursor() is a stub.
 NO_SQL = mongo_differs("no SQL at all: connection.cursor() is a stub, so raw SQL cannot even be tried")
 
