@@ -145,6 +145,8 @@ class Deployment:
             SECURE_HSTS_INCLUDE_SUBDOMAINS=1,
             SECURE_HSTS_PRELOAD=1,
             DATABASE_URL=DATABASE_URL,
+            # Connections kept by web processes and the worker alike, as docs/deployment.md recommends.
+            DB_CONN_MAX_AGE=60,
             REDIS_URL=REDIS_URL,
             JWT_PRIVATE_KEY_FILES=key,
             STRIPE_SECRET_KEY=STRIPE_KEY,
