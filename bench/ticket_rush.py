@@ -325,8 +325,17 @@ def deliveries_for(orders, args, rng: random.Random) -> tuple[list, set]:
     return deliveries, late
 
 
-def receive():
+def store(delivery):
+    """What the webhook endpoint does: verify, store once, enqueue the processing (eager here unless
+    --celery-worker)."""
     from billing import services
+
+    _kind, _order_id, payload, signature = delivery
+    _row, created = services.webhook_receive(payload=payload, signature=signature)
+    return ("stored" if created else "duplicate",)
+
+
+def receive():
     from billing.services import orders
 
     sent = []
@@ -337,21 +346,10 @@ def receive():
     orders._closed_notify_task = lambda: closed
 
     def work(delivery):
-        _kind, _order_id, payload, signature = delivery
-        _row, created = services.webhook_receive(payload=payload, signature=signature)
-        return ("stored" if created else "duplicate",)
+        return store(delivery)
 
     work.collected = sent
     return work
-
-
-def receive_only(delivery):
-    """--celery-worker: what the webhook endpoint does in production (verify, store once, enqueue the processing)."""
-    from billing import services
-
-    _kind, _order_id, payload, signature = delivery
-    _row, created = services.webhook_receive(payload=payload, signature=signature)
-    return ("stored" if created else "duplicate",)
 
 
 def process_in_celery_worker(args, orders) -> dict:
@@ -399,11 +397,7 @@ def process_in_celery_worker(args, orders) -> dict:
             worker.wait()
         broker.close()
     span = WebhookEvent.objects.aggregate(first=Min("processed_at"), last=Max("processed_at"))
-    return {
-        "events": WebhookEvent.objects.count(),
-        "seconds": (span["last"] - span["first"]).total_seconds(),
-        "log": log_path,
-    }
+    return {"events": WebhookEvent.objects.count(), "seconds": (span["last"] - span["first"]).total_seconds()}
 
 
 def webhook_invariants(orders, ticket_type, deliveries, late, sent) -> list[tuple[str, object, object]]:
@@ -581,7 +575,7 @@ def run(args, database) -> int:
         import redis
 
         redis.Redis.from_url(args.redis_url).flushdb()  # the rush's own tasks: the webhooks need none of them
-        collected = run_workers(args.workers, deliveries, receive_only)
+        collected = run_workers(args.workers, deliveries, store)
         hooks = summarize(collected)
         processed = process_in_celery_worker(args, orders)
         sent = None

@@ -28,7 +28,7 @@ def read_the_database(*, label: str, fail: bool = False) -> None:
 
 
 @pytest.fixture
-def worker_connections(monkeypatch):
+def worker_connections():
     """The database connections opened outside the test's own thread (by the worker), in order."""
     test_thread = threading.get_ident()
     opened: list[str] = []
@@ -38,12 +38,12 @@ def worker_connections(monkeypatch):
             opened.append(connection.alias)
 
     connection_created.connect(record, weak=False)
-    FINISHED.clear()
     yield opened
     connection_created.disconnect(record)
 
 
 def run_in_worker(*calls: dict) -> None:
+    FINISHED.clear()
     for kwargs in calls:
         read_the_database.delay(**kwargs)
     labels = [kwargs["label"] for kwargs in calls]
