@@ -4,7 +4,8 @@ Markers: `embedded` (bin/run in a fresh clone) and `prodinstall` (a virtualenv f
 gunicorn + worker + beat on PostgreSQL and Redis). They take minutes and start servers, so they run only when
 asked for: `bin/test -m embedded`, `bin/test -m prodinstall`, or REQUIRE_EMBEDDED=1 / REQUIRE_PRODINSTALL=1
 (as .ci/run sets); a plain `bin/test` lists them as skipped. When asked for, a missing service is a skip, or a
-failure with REQUIRE_...=1.
+failure with REQUIRE_...=1. `soak` (the production install under load for SOAK_MINUTES) runs only by hand:
+`bin/test -m soak -n 0 -s`.
 
 Servers listen on free loopback ports; SYSTEM_TEST_PORTS=18250-18299 limits them to a range.
 """
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PASSED_ON = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "USER", "LOGNAME", "SHELL", "TERM"}
 
 
-SYSTEM_MARKERS = {"embedded": "EMBEDDED", "prodinstall": "PRODINSTALL", "dbmove": "DB_MOVE"}
+SYSTEM_MARKERS = {"embedded": "EMBEDDED", "prodinstall": "PRODINSTALL", "dbmove": "DB_MOVE", "soak": "SOAK"}
 
 
 def pytest_collection_modifyitems(config, items):

@@ -232,53 +232,10 @@ def test_web_worker_and_beat_from_requirements_txt_alone(production_venv, servic
 
 
 def run_deployment(deployment: Deployment, stripe: FakeStripe):
-    check = deployment.manage("check", "--deploy", "--fail-level", "WARNING")
-    assert check.returncode == 0, check.stdout + check.stderr
-    for step in (("migrate", "--noinput"), ("collectstatic", "--noinput")):
-        result = deployment.manage(*step)
-        assert result.returncode == 0, result.stdout + result.stderr
-    refused = deployment.manage("seed_demo", "--json")
-    assert refused.returncode != 0 and "--allow-production" in refused.stderr
-    demo = json.loads(deployment.manage("seed_demo", "--json", "--allow-production").stdout)
-
-    deployment.start("web", "gunicorn", "--config", "gunicorn.conf.py", "--bind", f"127.0.0.1:{deployment.port}")
-    # --quiet: no banner, so every line is JSON (docker-compose.yml runs them the same way).
-    deployment.start("worker", "celery", "-A", "eventsaas", "--quiet", "worker", "--concurrency", "2")
-    deployment.start("beat", "celery", "-A", "eventsaas", "--quiet", "beat")
-    wait_for(lambda: answers(f"{deployment.address}/readyz"), timeout=60, what="/readyz answering 200")
-    status, ready, _ = deployment.call("GET", "/readyz")
-    assert ready["checks"] == {
-        "database": "ok",
-        "migrations": "ok",
-        "broker": "ok",
-        "static_files": "ok",
-        "signing_key": "ok",
-    }
-
-    # With real keys the demo organization has no account yet, so its paid tickets wait (#17). The organizer
-    # starts onboarding, Stripe creates the Express account, and its account.updated (signed with the Connect
-    # endpoint's own secret) reaches the worker, which opens the sales.
-    assert demo["connected_account"] is None
-    started = deployment.manage(
-        "shell",
-        "-c",
-        "from billing import services; from tenants.models import Tenant; "
-        f"print(services.connect_onboarding_start(tenant=Tenant.objects.get(slug={demo['organizer']['organization']!r}),"
-        f" acting_user=None, site_url={deployment.address!r}))",
-    )
-    assert started.returncode == 0, started.stdout + started.stderr
-    (account_id,) = stripe.accounts
-    payload, signature = stripe.signed_payload(stripe.complete_onboarding(account_id), CONNECT_WEBHOOK_SECRET)
-    status, _, _ = webhook(deployment, payload, signature, str(uuid.uuid4()), path="/billing/stripe/connect-webhook/")
-    assert status == 200
+    demo = deployment_serving(deployment, stripe)
 
     concert = demo["ticketed_event"]
     general, front_row = concert["ticket_types"]
-    wait_for(
-        lambda: charges_enabled(deployment, account_id),
-        timeout=60,
-        what="the organization's account taking charges",
-    )
     unpaid = checkout(deployment, concert["id"], front_row["id"], 2, "late@example.com")  # left to expire
 
     # A buyer pays: Stripe delivers checkout.session.completed, signed with the endpoint's secret.
@@ -345,6 +302,56 @@ def run_deployment(deployment: Deployment, stripe: FakeStripe):
     guest_lines = [line for line in web if line.get("path") == guest_path]
     assert guest_lines and guest_lines[0]["tenant_id"] and guest_lines[0]["user_id"]
     deployment.log_lines("beat")  # JSON too
+
+
+def deployment_serving(deployment: Deployment, stripe: FakeStripe) -> dict:
+    """Checked, migrated, seeded with the demo and serving (web, worker, beat), its organization taking charges
+    through a Connect account onboarded at the local Stripe; the demo's data (seed_demo --json)."""
+    check = deployment.manage("check", "--deploy", "--fail-level", "WARNING")
+    assert check.returncode == 0, check.stdout + check.stderr
+    for step in (("migrate", "--noinput"), ("collectstatic", "--noinput")):
+        result = deployment.manage(*step)
+        assert result.returncode == 0, result.stdout + result.stderr
+    refused = deployment.manage("seed_demo", "--json")
+    assert refused.returncode != 0 and "--allow-production" in refused.stderr
+    demo = json.loads(deployment.manage("seed_demo", "--json", "--allow-production").stdout)
+
+    deployment.start("web", "gunicorn", "--config", "gunicorn.conf.py", "--bind", f"127.0.0.1:{deployment.port}")
+    # --quiet: no banner, so every line is JSON (docker-compose.yml runs them the same way).
+    deployment.start("worker", "celery", "-A", "eventsaas", "--quiet", "worker", "--concurrency", "2")
+    deployment.start("beat", "celery", "-A", "eventsaas", "--quiet", "beat")
+    wait_for(lambda: answers(f"{deployment.address}/readyz"), timeout=60, what="/readyz answering 200")
+    status, ready, _ = deployment.call("GET", "/readyz")
+    assert ready["checks"] == {
+        "database": "ok",
+        "migrations": "ok",
+        "broker": "ok",
+        "static_files": "ok",
+        "signing_key": "ok",
+    }
+
+    # With real keys the demo organization has no account yet, so its paid tickets wait (#17). The organizer
+    # starts onboarding, Stripe creates the Express account, and its account.updated (signed with the Connect
+    # endpoint's own secret) reaches the worker, which opens the sales.
+    assert demo["connected_account"] is None
+    started = deployment.manage(
+        "shell",
+        "-c",
+        "from billing import services; from tenants.models import Tenant; "
+        f"print(services.connect_onboarding_start(tenant=Tenant.objects.get(slug={demo['organizer']['organization']!r}),"
+        f" acting_user=None, site_url={deployment.address!r}))",
+    )
+    assert started.returncode == 0, started.stdout + started.stderr
+    (account_id,) = stripe.accounts
+    payload, signature = stripe.signed_payload(stripe.complete_onboarding(account_id), CONNECT_WEBHOOK_SECRET)
+    status, _, _ = webhook(deployment, payload, signature, str(uuid.uuid4()), path="/billing/stripe/connect-webhook/")
+    assert status == 200
+    wait_for(
+        lambda: charges_enabled(deployment, account_id),
+        timeout=60,
+        what="the organization's account taking charges",
+    )
+    return demo
 
 
 def charges_enabled(deployment, account_id: str) -> bool:
