@@ -390,16 +390,19 @@ def webhook(
         return error.code, {}, dict(error.headers)
 
 
+def checkout_body(ticket_type_id, quantity, email, *, name: str = "Prod Buyer") -> dict:
+    """A checkout of `quantity` seats that the demo concert takes (attendee names, its custom question answered)."""
+    return {
+        "items": [{"ticket_type": ticket_type_id, "quantity": quantity}],
+        "buyer": {"name": name, "email": email},
+        "attendees": [{"name": f"Guest {n}"} for n in range(quantity)],
+        "answers": {"heard": "Friends"},
+    }
+
+
 def checkout(deployment, event_id, ticket_type_id, quantity, email) -> dict:
     status, order, _ = deployment.call(
-        "POST",
-        f"/api/v1/events/{event_id}/checkout",
-        {
-            "items": [{"ticket_type": ticket_type_id, "quantity": quantity}],
-            "buyer": {"name": "Prod Buyer", "email": email},
-            "attendees": [{"name": f"Guest {n}"} for n in range(quantity)],
-            "answers": {"heard": "Friends"},
-        },
+        "POST", f"/api/v1/events/{event_id}/checkout", checkout_body(ticket_type_id, quantity, email)
     )
     assert status == 201, order
     return order
