@@ -15,7 +15,6 @@ from django.utils.translation import gettext_lazy as _
 from events.guest_view_versions import GuestViewModel, GuestViewQuerySet
 from eventsaas.dates import is_sane_datetime, validate_sane_datetime
 from eventsaas.fields import MillisecondDateTimeField
-from eventsaas.models import TenantScopedQuerySet
 from tenants.models import Tenant
 
 
@@ -174,7 +173,14 @@ def validate_currency(value: str) -> None:
         raise ValidationError(_("Use a three-letter ISO currency code in lower case, such as eur."))
 
 
-class TicketTypeQuerySet(TenantScopedQuerySet["TicketType"]):
+# The seat counters change with every order and are never served from memory (billing/checkout_terms.py):
+# writing only them changes no guest view version.
+TICKET_TYPE_COUNTERS = frozenset({"sold", "reserved"})
+
+
+class TicketTypeQuerySet(GuestViewQuerySet["TicketType"]):
+    unseen_fields = TICKET_TYPE_COUNTERS
+
     def on_sale(self, at: datetime | None = None) -> Self:
         """Types whose sales window is open now; sold-out types stay listed (as sold out)."""
         at = at or now()
@@ -185,13 +191,16 @@ class TicketTypeQuerySet(TenantScopedQuerySet["TicketType"]):
         )
 
 
-class TicketType(models.Model):
+class TicketType(GuestViewModel):
     """What a ticketed event sells. `sold` and `reserved` are counters owned by events.
 
     Both change only through events' single-row conditional updates (events.services.seats_*, called by
     billing's orders), so
-    `sold + reserved <= capacity` holds on every database without locks.
+    `sold + reserved <= capacity` holds on every database without locks. Any other write changes the
+    event's guest view version: checkout keeps the types in memory under it (billing/checkout_terms.py).
     """
+
+    guest_view_unseen_fields = TICKET_TYPE_COUNTERS
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, models.CASCADE, verbose_name=_("organization"), related_name="+", db_index=False)
@@ -269,7 +278,11 @@ class TicketType(models.Model):
     def hold_back_for_waitlist(self) -> "TicketType":
         """The type as the public sees it while people wait for it: its free seats theirs, none left to buy.
         In memory only, never saved (`reserved` is billing's counter)."""
-        self.reserved = self.capacity - self.sold
+        return self.shown_sold_out()
+
+    def shown_sold_out(self) -> "TicketType":
+        """The type with no seat left (`remaining` 0), in memory only, never saved."""
+        self.reserved = max(self.capacity - self.sold, 0)
         return self
 
     def is_in_sales_window(self, at=None) -> bool:

@@ -14,8 +14,6 @@ Callers get a copy of their own; the organization object is shared and only read
 """
 
 import copy
-import threading
-import time
 import uuid
 from collections.abc import Callable
 
@@ -23,34 +21,12 @@ from django.conf import settings
 
 from events.guest_view_versions import guest_view_version, guest_view_version_if_set
 from events.models import Event
+from eventsaas.kept import KeptUnderVersion
 
 MAX_ENTRIES = 1_000
 
 
-class _KeptEvents:
-    def __init__(self) -> None:
-        self._entries: dict[uuid.UUID, tuple[str, float, Event]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, event_id: uuid.UUID, version: str) -> Event | None:
-        with self._lock:
-            entry = self._entries.get(event_id)
-        if entry is None or entry[0] != version or entry[1] <= time.monotonic():
-            return None
-        return entry[2]
-
-    def put(self, event: Event, version: str, seconds: float) -> None:
-        with self._lock:
-            if len(self._entries) >= MAX_ENTRIES:
-                self._entries.clear()
-            self._entries[event.pk] = (version, time.monotonic() + seconds, event)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-
-
-_kept = _KeptEvents()
+_kept: KeptUnderVersion[uuid.UUID, Event] = KeptUnderVersion(MAX_ENTRIES)
 
 
 def event_on_sale_kept(event_id: uuid.UUID, read: Callable[[uuid.UUID], Event]) -> Event:
@@ -63,7 +39,7 @@ def event_on_sale_kept(event_id: uuid.UUID, read: Callable[[uuid.UUID], Event]) 
         return copy.copy(kept)
     event = read(event_id)
     if version is not None:
-        _kept.put(event, version, seconds)
+        _kept.put(event.pk, version, seconds, event)
         return copy.copy(event)
     guest_view_version(event_id)  # made now, after the row: kept from the next request on
     return event

@@ -418,7 +418,9 @@ def ticket_type_update(
         _check_one_currency(fresh)
     fresh.full_clean()
     updated = TicketType.objects.filter(
-        pk=fresh.pk, sold__lte=(fresh.capacity if "capacity" in changed else F("capacity")) - F("reserved")
+        pk=fresh.pk,
+        event_id=fresh.event_id,  # names the event whose guest view version the write changes (no read for it)
+        sold__lte=(fresh.capacity if "capacity" in changed else F("capacity")) - F("reserved"),
     ).update(**{name: getattr(fresh, name) for name in changed})
     if not updated:
         raise ValidationError({"capacity": _("More tickets were sold meanwhile; the capacity cannot be that low.")})
@@ -453,7 +455,7 @@ def ticket_type_delete(*, ticket_type: TicketType, acting_user: ActingUser) -> N
     sale), then deleted: a checkout between a check and the delete would hold seats of a type gone.
     """
     closed = not ticket_type_is_in_use(ticket_type=ticket_type) and TicketType.objects.filter(
-        pk=ticket_type.pk, sold=0, reserved=0
+        pk=ticket_type.pk, event_id=ticket_type.event_id, sold=0, reserved=0
     ).update(capacity=0, is_active=False)
     if closed:
         pk = ticket_type.pk  # delete() sets the instance's pk to None
@@ -517,7 +519,10 @@ def ticket_type_waitlist_start(*, ticket_type: TicketType) -> None:
     if ticket_type.waitlist_started_at is not None:
         return
     now = now_as_stored()
-    if TicketType.objects.filter(pk=ticket_type.pk, waitlist_started_at__isnull=True).update(waitlist_started_at=now):
+    # Changes the event's guest view version before the entry is stored: checkout's kept types see the mark.
+    if TicketType.objects.filter(
+        pk=ticket_type.pk, event_id=ticket_type.event_id, waitlist_started_at__isnull=True
+    ).update(waitlist_started_at=now):
         ticket_type.waitlist_started_at = now
     else:
         ticket_type.refresh_from_db(fields=["waitlist_started_at"])

@@ -5,6 +5,7 @@ from django.core.cache import cache, caches
 from django.db import connection
 from django.utils import translation
 
+from billing.checkout_terms import kept_terms_forget
 from events.on_sale_cache import kept_events_forget
 from tenants.models import Role
 from tests.factories import EventFactory, GuestFactory, MembershipFactory, TenantFactory, UserFactory
@@ -72,10 +73,12 @@ def _clear_cache():
     cache.clear()
     caches["pages"].clear()
     kept_events_forget()
+    kept_terms_forget()
     yield
     cache.clear()
     caches["pages"].clear()
     kept_events_forget()
+    kept_terms_forget()
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
 """Checkout: the buyer's order, its seats held while they pay, and its pages."""
 
+import copy
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from billing import payments, selectors
+from billing.checkout_terms import checkout_terms
 from billing.models import Order, WaitlistEntry
 from billing.services.fees import application_fee_for, platform_fee_rate
 from billing.services.orders import order_close, order_free_complete
@@ -65,12 +67,13 @@ class CheckoutRequest:
 
 @dataclass(frozen=True)
 class _CheckedLines:
-    """A checkout request's lines, checked against its ticket types as read."""
+    """A checkout request's lines, checked against its ticket types as read (or as kept)."""
 
     lines: list[dict[str, Any]]
     attendees: list[dict[str, str]]
     account_id: str | None  # the Stripe account paid lines are charged to; None when all are free
-    ticket_types: dict[str, TicketType]  # by id, as read
+    ticket_types: dict[str, TicketType]  # by id, as read or kept (billing/checkout_terms.py)
+    counters_current: bool  # the types' seat counters were read for this checkout
 
     def sold_out_when_read(self) -> list[TicketType]:
         """The types that had fewer seats left than asked for when they were read.
@@ -78,12 +81,26 @@ class _CheckedLines:
         Answering sold out from this read is exact, not a guess: it is the answer the
         reservation would have given at that moment (a rush's late buyers are answered
         without a write). Enough seats when read proves nothing: the reservation decides.
+        Kept types' counters are not this checkout's: then the reservation decides alone.
         """
+        if not self.counters_current:
+            return []
         return [
             self.ticket_types[line["ticket_type"]]
             for line in self.lines
             if self.ticket_types[line["ticket_type"]].remaining < line["quantity"]
         ]
+
+    def refused_by_reservation(self, failed: list[str]) -> list[TicketType]:
+        """The types the reservation refused, with the seats they have left.
+
+        A refused single seat leaves none (the conditional update found sold + reserved >= capacity), so a
+        rush's late buyers need no read for it; for more seats asked the counters are read now.
+        """
+        asked = {line["ticket_type"]: line["quantity"] for line in self.lines}
+        if all(asked[type_id] == 1 for type_id in failed):
+            return [self.ticket_types[type_id].shown_sold_out() for type_id in failed]
+        return list(TicketType.objects.filter(pk__in=failed))
 
 
 def _checkout_lines(*, event: Event, request: CheckoutRequest, at: datetime) -> _CheckedLines:
@@ -97,20 +114,20 @@ def _checkout_lines(*, event: Event, request: CheckoutRequest, at: datetime) -> 
             wanted[str(item.ticket_type_id)] = wanted.get(str(item.ticket_type_id), 0) + item.quantity
     if not wanted:
         raise ValidationError({"items": _("Choose at least one ticket.")})
-    types = {
-        str(t.pk): t
-        # Unordered: read into a dict (the model's ordering would cost Django's building and a sort).
-        for t in TicketType.objects.filter(tenant_id=event.tenant_id, event_id=event.pk, pk__in=list(wanted)).order_by()
-    }
+    terms = checkout_terms(event=event)
+    # Copies: this checkout may change them in memory (held back for a waitlist, shown sold out).
+    types = {type_id: copy.copy(terms.ticket_types[type_id]) for type_id in wanted if type_id in terms.ticket_types}
+
+    def may_have_seats(type_id: str) -> bool:
+        return not terms.counters_current or types[type_id].remaining >= wanted[type_id]
+
     lines: list[dict[str, Any]] = []
     errors: list[str] = []
     # Paid tickets go on sale once the organization's Stripe account can take charges; free ones always can.
     # Read once: the order goes to the account that was checked. Not read when no paid type asked for had
     # the seats when read: that checkout is answered sold out whatever the account (a rush's late buyers).
     account_id = (
-        selectors.account_id_for_charges(tenant_id=event.tenant_id)
-        if any(t.price > 0 and t.remaining >= wanted[type_id] for type_id, t in types.items())
-        else None
+        terms.account_id() if any(t.price > 0 and may_have_seats(type_id) for type_id, t in types.items()) else None
     )
     takes_charges = account_id is not None
     for type_id, quantity in wanted.items():
@@ -124,7 +141,7 @@ def _checkout_lines(*, event: Event, request: CheckoutRequest, at: datetime) -> 
         if not ticket_type.is_in_sales_window(at):
             errors.append(_("“%(name)s” is not on sale now.") % {"name": ticket_type.name})
             continue
-        if ticket_type.price > 0 and not takes_charges and ticket_type.remaining >= quantity:
+        if ticket_type.price > 0 and not takes_charges and may_have_seats(type_id):
             errors.append(
                 _("“%(name)s” is not on sale yet: the organizer cannot take payments yet.") % {"name": ticket_type.name}
             )
@@ -167,7 +184,13 @@ def _checkout_lines(*, event: Event, request: CheckoutRequest, at: datetime) -> 
     for line in lines:
         for _seat in range(line["quantity"]):
             attendees.append({"ticket_type": line["ticket_type"], "name": names[len(attendees)] if names else ""})
-    return _CheckedLines(lines=lines, attendees=attendees, account_id=account_id, ticket_types=types)
+    return _CheckedLines(
+        lines=lines,
+        attendees=attendees,
+        account_id=account_id,
+        ticket_types=types,
+        counters_current=terms.counters_current,
+    )
 
 
 def _buyer_clean(request: CheckoutRequest) -> Order:
@@ -260,7 +283,7 @@ def checkout_start(*, event: Event, request: CheckoutRequest, success_url: str =
         raise SoldOut([checked.ticket_types[str(type_id)].hold_back_for_waitlist() for type_id in held_back])
     failed = order_lines_reserve(lines)
     if failed:
-        raise SoldOut(list(TicketType.objects.filter(pk__in=failed)))
+        raise SoldOut(checked.refused_by_reservation(failed))
     order = _order_build(
         event=event, request=request, lines=lines, attendees=checked.attendees, account_id=checked.account_id,
         buyer=buyer, answers=answers, at=now,
