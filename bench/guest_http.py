@@ -32,6 +32,7 @@ Webhook processing is bench/ticket_rush.py; activity tracking's overhead is benc
 
 import argparse
 import http.cookiejar
+import itertools
 import json
 import os
 import platform
@@ -98,6 +99,12 @@ def parse_args(argv=None):
         help="SHOP_PAGE_CACHE_SECONDS (default 2, the product's; 0 renders the shop page for every visitor)",
     )
     parser.add_argument("--only-paths", action="store_true", help="the wrk rows only, no checkout")
+    parser.add_argument(
+        "--one-address",
+        action="store_true",
+        help="every buyer from 127.0.0.1, with the checkout rate per client raised so none is refused (the runs "
+        "before 2026-12-07); by default each buyer has an address of its own, set by a proxy (X-Real-IP)",
+    )
     return parser.parse_args(argv)
 
 
@@ -200,6 +207,11 @@ def versions(database_url: str) -> str:
     return f"Django {django.get_version()}, gunicorn {gunicorn.__version__}, PostgreSQL {server}, {wrk_version}"
 
 
+def buyer_address(number: int) -> str:
+    """The address of the number-th buyer of the run: one each, in 10.0.0.0/8."""
+    return f"10.{number >> 16 & 255}.{number >> 8 & 255}.{number & 255}"
+
+
 def redis_flush(url: str) -> None:
     import redis
 
@@ -229,7 +241,13 @@ def main(argv=None) -> int:
         REDIS_URL=args.redis_url,
         TEST_PAYMENTS="1",
         TEST_PAYMENTS_SECRET_FILE=str(folder / "webhook-secret"),
-        TICKET_CHECKOUT_RATE_PER_CLIENT="1000000/m",
+        # A crowd: each buyer from an address of its own, named by the reverse proxy in front (docs/deployment.md),
+        # under the product's own checkout rate per client. --one-address: one address, a rate nobody reaches.
+        **(
+            {"TICKET_CHECKOUT_RATE_PER_CLIENT": "1000000/m"}
+            if args.one_address
+            else {"CLIENT_IP_HEADER": "HTTP_X_REAL_IP"}
+        ),
         LOG_LEVEL="WARNING",
         LOG_FORMAT="text",
     )
@@ -261,6 +279,14 @@ def main(argv=None) -> int:
             f"DB_SERVER_SIDE_BINDING={1 if args.server_side_binding else 0}"
         )
         print(f"  load    : wrk -t {args.wrk_threads} -c {args.connections} -d {args.duration}s (after 2 s warm-up)")
+        print(
+            "  buyers  : "
+            + (
+                "all from 127.0.0.1, checkout rate per client raised to 1000000/m (--one-address)"
+                if args.one_address
+                else "each from an address of its own (X-Real-IP), the product's checkout rate per client"
+            )
+        )
 
         guest = demo["featured_guests"][0]
         guest_token = call_json(
@@ -316,6 +342,8 @@ def main(argv=None) -> int:
             )
             return created["id"]
 
+        buyers = itertools.count(1)
+
         def checkouts(type_id: str, count: int):
             body = {
                 "items": [{"ticket_type": type_id, "quantity": 1}],
@@ -323,7 +351,11 @@ def main(argv=None) -> int:
                 "attendees": [{"name": "Bench Buyer"}],
                 "answers": {"heard": "Friends"},
             }
-            return rush("127.0.0.1", product.port, [("POST", path, body)] * count, concurrency=args.concurrency)
+            requests = [
+                ("POST", path, body, None if args.one_address else {"X-Real-IP": buyer_address(next(buyers))})
+                for _ in range(count)
+            ]
+            return rush("127.0.0.1", product.port, requests, concurrency=args.concurrency)
 
         print()
         open_type = ticket_type("Open (bench)", 1_000_000)
