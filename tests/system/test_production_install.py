@@ -276,6 +276,32 @@ def run_deployment(deployment: Deployment, stripe: FakeStripe):
     after_new_code = [deployment.call("GET", "/api/v1/rsvp", token=login["access"])[0] for _ in range(20)]
     assert set(after_new_code) == {401}
 
+    # Both web processes keep the concert's ticket types and the organization's account in memory (#15); the
+    # organizer's new price, given through one of them, is what the very next checkouts charge, whichever process
+    # serves them, and a type taken off sale is refused at once. Stripe's sessions say what was charged.
+    warm = [checkout(deployment, concert["id"], general["id"], 1, f"warm{n}@example.com") for n in range(4)]
+    assert {stripe.session(session_of(order))["amount_total"] for order in warm} == {general["price"]}
+    new_price = general["price"] + 1500
+    status, changed, _ = deployment.call(
+        "PATCH", f"/api/v1/ticket-types/{general['id']}", {"price": new_price}, token=token
+    )
+    assert status == 200, changed
+    repriced = [checkout(deployment, concert["id"], general["id"], 1, f"new{n}@example.com") for n in range(4)]
+    assert {(order["total"], stripe.session(session_of(order))["amount_total"]) for order in repriced} == {
+        (new_price, new_price)
+    }
+    status, changed, _ = deployment.call(
+        "PATCH", f"/api/v1/ticket-types/{general['id']}", {"is_active": False}, token=token
+    )
+    assert status == 200, changed
+    refused = [
+        deployment.call(
+            "POST", f"/api/v1/events/{concert['id']}/checkout", checkout_body(general["id"], 1, "x@example.com")
+        )
+        for _ in range(2)
+    ]
+    assert [status for status, _, _ in refused] == [400, 400], refused
+
     # The unpaid order's hold ends; beat's expiry job gives its seats back and closes its Checkout Session.
     expires_at = unpaid["expires_at"]
     wait_for(
