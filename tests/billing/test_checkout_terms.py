@@ -16,7 +16,6 @@ from django.db import connection
 from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.extra.django import TestCase
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
@@ -28,6 +27,7 @@ from events import services as events_services
 from events.models import TicketType
 from tests.factories import TicketedEventFactory, TicketTypeFactory
 from tests.support.backends import ON_MONGODB, statements
+from tests.support.machines import machine_settings
 
 pytestmark = pytest.mark.django_db
 
@@ -187,15 +187,7 @@ def test_off_with_zero_seconds_every_checkout_reads_its_types(concert, seat, set
         assert len(statements(queries, "SELECT", "events_tickettype")) == 1
 
 
-EXAMPLES = 6 if ON_MONGODB else 25
-MACHINE_SETTINGS = settings(
-    max_examples=EXAMPLES,
-    stateful_step_count=15,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+MACHINE_SETTINGS = machine_settings(ci_examples=6 if ON_MONGODB else 25, steps=15)
 
 
 class KeptTermsMachine(RuleBasedStateMachine):

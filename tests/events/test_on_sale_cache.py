@@ -11,7 +11,6 @@ import uuid
 import pytest
 from django.core.cache import cache
 from django.http import Http404
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.extra.django import TestCase
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
@@ -22,6 +21,7 @@ from events.models import Event
 from tenants.models import Tenant
 from tests.factories import TicketedEventFactory, TicketTypeFactory
 from tests.support.backends import ON_MONGODB
+from tests.support.machines import machine_settings
 
 pytestmark = pytest.mark.django_db
 
@@ -144,15 +144,7 @@ def test_a_rushs_late_buyer_costs_one_query(client, concert, django_assert_num_q
         assert client.post(url, body, content_type="application/json").status_code == 409
 
 
-EXAMPLES = 6 if ON_MONGODB else 25
-MACHINE_SETTINGS = settings(
-    max_examples=EXAMPLES,
-    stateful_step_count=15,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+MACHINE_SETTINGS = machine_settings(ci_examples=6 if ON_MONGODB else 25, steps=15)
 
 
 class OnSaleMachine(RuleBasedStateMachine):
