@@ -18,7 +18,6 @@ GUEST_API_CACHE_SECONDS 0, which is the embedded default's case (no Redis). Ther
 from its read, without a write (SQLite's writers take turns).
 """
 
-import copy
 import uuid
 from dataclasses import dataclass, field, replace
 
@@ -71,8 +70,7 @@ def checkout_terms(*, event: Event) -> CheckoutTerms:
         return kept
     terms = _terms_read(event)
     terms.account_id()  # kept with the types: read now, once for the entry's seconds
-    types = {type_id: copy.copy(ticket_type) for type_id, ticket_type in terms.ticket_types.items()}
-    _kept.put(event.pk, version, seconds, replace(terms, ticket_types=types, counters_current=False))
+    _kept.put(event.pk, version, seconds, replace(terms, counters_current=False))
     return terms
 
 
